@@ -1,0 +1,1 @@
+"""Isolated execution of untrusted code. Knows nothing of verifiers or the service."""

@@ -1,0 +1,161 @@
+"""The verifier contract and a base class for verifiers that score items one at a time.
+
+A verifier is anything with ``name``, ``version``, ``pool``, ``Params`` and a batch method
+``score(items) -> list[Result]`` returning one result per item, in order. Batch-first on
+purpose: a GPU batches, a judge fans out, a math verifier parses one gold per group.
+
+Verifiers never raise for a single bad item: they return a per-item result. The
+exceptions below are how the per-item helper (`ItemVerifier.check`) says "invalid" or
+"error"; `ItemVerifier.score` turns them into results.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from verifiers.types import Item, Pool, Result, Status
+
+
+class ItemInvalid(Exception):
+    """The item cannot be scored as given (status ``invalid``). ``code`` is stable."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class ItemError(Exception):
+    """The infrastructure failed for this item (status ``error``, retryable)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class ItemTimeout(Exception):
+    """A deadline inside the verifier passed first (status ``timeout``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Params(BaseModel):
+    """Base for every verifier's params model: unknown keys are rejected, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class Outcome:
+    """What a per-item check produced: a reward in the verifier's documented range."""
+
+    reward: float
+    components: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """The batch-first verifier protocol (DESIGN.md section 2)."""
+
+    name: str
+    version: int
+    pool: Pool
+    Params: type[BaseModel]
+    description: str
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        """Score ``items``; return exactly one result per item, in order. Never raises."""
+        ...
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class ItemVerifier(ABC, Generic[P]):
+    """Base for verifiers that score each item independently.
+
+    Subclasses set the class attributes and implement `check`, which may raise
+    `ItemInvalid`, `ItemError` or `ItemTimeout`. `score` validates params, times each
+    item and converts exceptions into per-item results; an unexpected exception becomes
+    status ``error`` with code ``verifier_failed`` (a bug is never a reward of 0).
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[int] = 1
+    pool: ClassVar[Pool] = Pool.CPU
+    Params: ClassVar[type[BaseModel]]
+    description: ClassVar[str] = ""
+
+    @property
+    def ref(self) -> str:
+        """``name@version``, as reported in each result's ``verifier`` field."""
+        return f"{self.name}@{self.version}"
+
+    @abstractmethod
+    def check(self, item: Item, params: P) -> Outcome:
+        """Score one item whose params are already validated."""
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        return [self.score_one(item) for item in items]
+
+    def score_one(self, item: Item) -> Result:
+        """Score one item; never raises."""
+        start = time.perf_counter()
+        result = echo(self._run(item), item)
+        result.verifier = self.ref
+        result.elapsed_ms = (time.perf_counter() - start) * 1000.0
+        return result
+
+    def _run(self, item: Item) -> Result:
+        try:
+            params = self.parse_params(item.params)
+            outcome = self.check(item, params)
+        except ItemInvalid as exc:
+            return Result.failed(Status.INVALID, exc.code, exc.message)
+        except ItemError as exc:
+            return Result.failed(Status.ERROR, exc.code, exc.message)
+        except ItemTimeout as exc:
+            return Result.failed(Status.TIMEOUT, "deadline", exc.message)
+        except RecursionError:
+            return Result.failed(Status.INVALID, "too_deep", "input nests too deeply to score")
+        except Exception as exc:  # noqa: BLE001 - a verifier bug must not crash the batch
+            return Result.failed(Status.ERROR, "verifier_failed", f"{type(exc).__name__}: {exc}")
+        return Result(
+            status=Status.OK,
+            reward=outcome.reward,
+            components=outcome.components,
+            details=outcome.details,
+        )
+
+    def parse_params(self, raw: dict[str, Any]) -> P:
+        """Validate ``raw`` with ``Params``; raise `ItemInvalid` naming the bad field."""
+        try:
+            return self.Params.model_validate(raw)  # type: ignore[return-value]
+        except ValidationError as exc:
+            raise ItemInvalid("invalid_params", describe_validation_error(exc, "params")) from None
+
+
+def describe_validation_error(exc: ValidationError, prefix: str) -> str:
+    """One line per problem, each naming the field, e.g. ``params.op: Input should be ...``."""
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(part) for part in (prefix, *err["loc"]))
+        lines.append(f"{loc}: {err['msg']}")
+    return "; ".join(lines)
+
+
+def echo(result: Result, item: Item) -> Result:
+    """Copy ``item``'s id and metadata onto ``result`` (results echo them) and return it."""
+    result.id = item.id
+    result.metadata = item.metadata
+    return result

@@ -1,0 +1,62 @@
+"""Score a mixed batch of items in this process: resolve, call, and guard each verifier.
+
+This is the one function every executor ends up calling, in a worker process, a Celery
+task or a test. It guarantees one result per item in input order, whatever the
+verifiers do: an unknown verifier is ``invalid``, a verifier that raises or returns the
+wrong number of results makes its items ``error``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from itertools import groupby
+
+from verifiers.base import Verifier, echo
+from verifiers.registry import Registry, UnknownVerifier
+from verifiers.types import Item, Result, Status
+
+
+def score_items(items: Sequence[Item], registry: Registry) -> list[Result]:
+    """Score ``items`` with the verifiers they name; one result per item, in order.
+
+    Consecutive items naming the same verifier go to it as one batch, so callers that
+    want batching (a GRPO group, a GPU batch) should keep such items together.
+    """
+    results: list[Result] = []
+    for ref, run in groupby(items, key=lambda item: item.verifier):
+        batch = list(run)
+        try:
+            verifier = registry.get(ref)
+        except UnknownVerifier as exc:
+            results.extend(
+                echo(Result.failed(Status.INVALID, "unknown_verifier", str(exc)), item)
+                for item in batch
+            )
+            continue
+        results.extend(score_with(verifier, batch))
+    return results
+
+
+def score_with(verifier: Verifier, batch: Sequence[Item]) -> list[Result]:
+    """Call ``verifier.score`` on ``batch``, turning a crash or a short answer into errors."""
+    start = time.perf_counter()
+    ref = f"{verifier.name}@{verifier.version}"
+    try:
+        results = verifier.score(batch)
+        if len(results) != len(batch):
+            raise RuntimeError(f"returned {len(results)} results for {len(batch)} items")
+    except Exception as exc:  # noqa: BLE001 - third-party verifiers may fail any way
+        elapsed = (time.perf_counter() - start) * 1000.0 / max(len(batch), 1)
+        failed = []
+        for item in batch:
+            result = Result.failed(
+                Status.ERROR, "verifier_failed", f"{ref}: {type(exc).__name__}: {exc}"
+            )
+            result.verifier, result.elapsed_ms = ref, elapsed
+            failed.append(echo(result, item))
+        return failed
+    for item, result in zip(batch, results, strict=True):
+        result.verifier = result.verifier or ref
+        echo(result, item)
+    return results
