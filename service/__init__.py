@@ -1,0 +1,4 @@
+"""The edges: HTTP gateway, dispatch to executors, CLI and client.
+
+Routes decode, call and encode; scoring logic lives in `verifiers`.
+"""

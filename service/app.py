@@ -1,0 +1,71 @@
+"""The app factory: builds the gateway from settings; nothing happens at import time."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+
+from service.deps import require_api_key
+from service.dispatch import Dispatcher
+from service.errors import install_error_handlers
+from service.executor import EmbeddedExecutor, Executor
+from service.metrics import Metrics
+from service.middleware import BodyLimit, RequestMetrics
+from service.responses import JSONBytes
+from service.routes import health, score, verifiers
+from service.settings import Settings
+from verifiers.registry import Registry, default_registry
+
+DESCRIPTION = """Verifiable rewards for RL on language models: math, code, rubric judges,
+reward models and rule rewards behind one endpoint. Every item gets a status
+(`ok`, `invalid`, `error`, `timeout`); infrastructure failures are never a reward of 0."""
+
+
+def build_executor(settings: Settings, registry: Registry) -> Executor:
+    """The executor the settings ask for; the embedded one unless a broker is set."""
+    if settings.broker_url:
+        raise NotImplementedError(
+            "REFEREE_BROKER_URL is set but the distributed executor is not available yet"
+        )
+    return EmbeddedExecutor(settings, registry)
+
+
+def create_app(
+    settings: Settings | None = None,
+    registry: Registry | None = None,
+    executor: Executor | None = None,
+) -> FastAPI:
+    """A ready-to-serve app. Pass ``settings``/``registry``/``executor`` to override."""
+    settings = settings or Settings()
+    registry = registry or default_registry()
+    executor = executor or build_executor(settings, registry)
+    metrics = Metrics(executor.readiness)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await executor.start()
+        try:
+            yield
+        finally:
+            await executor.close()
+
+    app = FastAPI(
+        title="referee",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        default_response_class=JSONBytes,
+    )
+    app.state.settings = settings
+    app.state.metrics = metrics
+    app.state.dispatcher = Dispatcher(settings, registry, executor, metrics)
+    install_error_handlers(app)
+    app.include_router(health.router)
+    protected = [Depends(require_api_key)]
+    app.include_router(score.router, dependencies=protected)
+    app.include_router(verifiers.router, dependencies=protected)
+    app.add_middleware(RequestMetrics, metrics=metrics)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

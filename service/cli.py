@@ -1,0 +1,126 @@
+"""The ``referee`` command: serve, score files, list verifiers."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.table import Table
+
+from service.batch_file import Scorer, score_file
+from service.jsonl import count_lines
+from service.settings import Settings
+from service.summary import Summary
+
+app = typer.Typer(
+    help="referee: verifiable rewards for RL on language models.", no_args_is_help=True
+)
+console = Console(stderr=True)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address [REFEREE_HOST]")] = None,
+    port: Annotated[int | None, typer.Option(help="Port [REFEREE_PORT]")] = None,
+    workers: Annotated[int | None, typer.Option(help="CPU worker processes")] = None,
+    access_log: Annotated[bool, typer.Option(help="Log every request")] = False,
+) -> None:
+    """Start the HTTP gateway (embedded executor unless REFEREE_BROKER_URL is set)."""
+    import uvicorn
+
+    from service.app import create_app
+
+    overrides = {"host": host, "port": port, "cpu_workers": workers}
+    settings = Settings.model_validate({k: v for k, v in overrides.items() if v is not None})
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, access_log=access_log)
+
+
+@app.command()
+def score(
+    source: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="Items, JSONL")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Results JSONL")] = None,
+    server: Annotated[str | None, typer.Option(help="Score on this server, not here")] = None,
+    api_key: Annotated[str | None, typer.Option(envvar="REFEREE_API_KEY")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, max=10_000)] = 512,
+) -> None:
+    """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order."""
+    total = count_lines(source)
+    with ExitStack() as stack:
+        sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
+        scorer = stack.enter_context(_scorer(server, api_key))
+        progress = stack.enter_context(_progress(total))
+        task = progress.add_task("scoring", total=total)
+        summary = score_file(source, sink, scorer, batch_size, lambda n: progress.advance(task, n))
+    _print_summary(summary)
+
+
+@app.command("verifiers")
+def list_verifiers() -> None:
+    """List the installed verifiers (built-in and plugins)."""
+    from verifiers.registry import default_registry
+
+    registry = default_registry()
+    table = Table("verifier", "pool", "description")
+    for v in registry.all():
+        table.add_row(f"{v.name}@{v.version}", v.pool.value, v.description)
+    Console().print(table)
+    for name, error in registry.load_errors.items():
+        console.print(f"[yellow]plugin {name} failed to load:[/] {error}")
+
+
+class _ServerScorer:
+    def __init__(self, url: str, api_key: str | None) -> None:
+        from service.client import Client
+
+        self._client = Client(url, api_key)
+
+    def __enter__(self) -> Scorer:
+        return self._client.score
+
+    def __exit__(self, *_: object) -> None:
+        self._client.close()
+
+
+class _LocalScorer:
+    def __init__(self) -> None:
+        from service.local import LocalScorer
+
+        self._scorer = LocalScorer()
+
+    def __enter__(self) -> Scorer:
+        self._scorer.__enter__()
+        return self._scorer.score
+
+    def __exit__(self, *_: object) -> None:
+        self._scorer.__exit__()
+
+
+def _scorer(server: str | None, api_key: str | None) -> _ServerScorer | _LocalScorer:
+    return _ServerScorer(server, api_key) if server else _LocalScorer()
+
+
+def _progress(total: int) -> Progress:
+    return Progress(
+        *Progress.get_default_columns()[:1],
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=total < 1000,
+    )
+
+
+def _print_summary(summary: Summary) -> None:
+    table = Table("status", "items", title=f"{summary.total} items")
+    for status, count in sorted(summary.by_status.items()):
+        table.add_row(status, str(count))
+    console.print(table)
+    rewards = Table("verifier", "ok items", "mean reward")
+    for name, (count, mean) in summary.mean_rewards().items():
+        rewards.add_row(name, str(count), f"{mean:.4f}")
+    console.print(rewards)

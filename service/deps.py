@@ -1,0 +1,55 @@
+"""FastAPI dependencies: the app's shared objects and the API-key check."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from service.dispatch import Dispatcher
+from service.errors import Unauthorized
+from service.metrics import Metrics
+from service.settings import Settings
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def get_dispatcher(request: Request) -> Dispatcher:
+    dispatcher: Dispatcher = request.app.state.dispatcher
+    return dispatcher
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_metrics(request: Request) -> Metrics:
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+
+
+def require_api_key(
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """Pass when no keys are configured, or the bearer token equals one of them.
+
+    Every configured key is compared in constant time, so timing does not reveal which
+    key, or how much of one, matched.
+    """
+    if not settings.api_keys:
+        return
+    token = credentials.credentials.encode() if credentials else b""
+    matched = False
+    for key in settings.api_keys:
+        matched |= hmac.compare_digest(token, key.get_secret_value().encode())
+    if not matched:
+        raise Unauthorized("a valid API key is required: Authorization: Bearer <key>")

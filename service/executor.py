@@ -1,0 +1,100 @@
+"""Executors run batches of items for one pool. The embedded one needs no other process.
+
+Embedded layout (DESIGN.md section 4): ``cpu`` and ``sandbox`` verifiers run in killable
+worker processes (one `ProcessPool` each, the sandbox one started on first use); ``io``
+and ``gpu`` verifiers run in this process, off the event loop, under the request deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Protocol
+
+from service.process_pool import ProcessPool
+from service.settings import Settings
+from verifiers.base import echo
+from verifiers.batch import score_items
+from verifiers.registry import Registry
+from verifiers.types import Item, Pool, Result, Status
+
+
+class Executor(Protocol):
+    """Runs items of one pool and returns one result per item, in order. Never raises
+    for a per-item problem; the deadline is a `time.monotonic` instant."""
+
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def run(
+        self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
+    ) -> list[Result]: ...
+
+    def readiness(self) -> dict[str, dict[str, Any]]: ...
+
+
+class EmbeddedExecutor:
+    """Everything in this process and its worker processes."""
+
+    name = "embedded"
+
+    def __init__(self, settings: Settings, registry: Registry) -> None:
+        self._registry = registry
+        self._pools = {
+            Pool.CPU: ProcessPool("cpu", settings.cpu_workers, settings.worker_memory_mb),
+            Pool.SANDBOX: ProcessPool(
+                "sandbox", settings.sandbox_workers, settings.worker_memory_mb
+            ),
+        }
+        self._started: set[Pool] = set()
+        self._lock = asyncio.Lock()
+
+    async def start(self) -> None:
+        await self._ensure(Pool.CPU)
+
+    async def close(self) -> None:
+        for pool in list(self._started):
+            await asyncio.to_thread(self._pools[pool].close)
+        self._started.clear()
+
+    async def run(
+        self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
+    ) -> list[Result]:
+        if pool in self._pools:
+            await self._ensure(pool)
+            return await self._pools[pool].run(items, item_timeout, deadline)
+        return await self._run_inline(items, deadline)
+
+    def readiness(self) -> dict[str, dict[str, Any]]:
+        report: dict[str, dict[str, Any]] = {}
+        for pool, workers in self._pools.items():
+            report[pool.value] = {
+                "started": pool in self._started,
+                "workers": workers.size,
+                "alive": workers.alive(),
+                "queued_chunks": workers.queue_depth(),
+            }
+        report[Pool.IO.value] = {"started": True, "mode": "in-process"}
+        report[Pool.GPU.value] = {"started": True, "mode": "in-process"}
+        return report
+
+    async def _ensure(self, pool: Pool) -> None:
+        async with self._lock:
+            if pool not in self._started:
+                await asyncio.to_thread(self._pools[pool].start)
+                self._started.add(pool)
+
+    async def _run_inline(self, items: list[Item], deadline: float) -> list[Result]:
+        budget = deadline - time.monotonic()
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(score_items, items, self._registry), timeout=max(budget, 0)
+            )
+        except TimeoutError:
+            return [
+                echo(Result.failed(Status.TIMEOUT, "deadline", "the request deadline passed"), i)
+                for i in items
+            ]

@@ -1,0 +1,96 @@
+"""Prometheus metrics of one app instance, in a registry of its own (tests build many apps)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from verifiers.types import Result
+
+LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    30,
+)
+
+
+class Metrics:
+    """Request, item and pool metrics. ``pool_report`` is read at scrape time."""
+
+    def __init__(self, pool_report: Callable[[], dict[str, dict[str, Any]]]) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "referee_http_requests",
+            "HTTP requests by route and status code",
+            ["route", "code"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "referee_http_request_seconds",
+            "HTTP request latency by route",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.items = Counter(
+            "referee_items",
+            "Scored items by verifier and status",
+            ["verifier", "status"],
+            registry=self.registry,
+        )
+        self.item_latency = Histogram(
+            "referee_item_seconds",
+            "Time spent scoring one item, by verifier",
+            ["verifier"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.registry.register(_PoolCollector(pool_report))
+
+    def observe_results(self, results: Iterable[Result]) -> None:
+        for result in results:
+            verifier = result.verifier or "unresolved"
+            self.items.labels(verifier, result.status.value).inc()
+            self.item_latency.labels(verifier).observe(result.elapsed_ms / 1000.0)
+
+    def observe_request(self, route: str, code: int, seconds: float) -> None:
+        self.requests.labels(route, str(code)).inc()
+        self.latency.labels(route).observe(seconds)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _PoolCollector(Collector):
+    def __init__(self, report: Callable[[], dict[str, dict[str, Any]]]) -> None:
+        self._report = report
+
+    def collect(self) -> Iterable[Metric]:
+        alive = GaugeMetricFamily(
+            "referee_pool_workers_alive", "Live worker processes", labels=["pool"]
+        )
+        queued = GaugeMetricFamily(
+            "referee_pool_queued_chunks", "Chunks waiting for a worker", labels=["pool"]
+        )
+        for pool, info in self._report().items():
+            if "alive" in info:
+                alive.add_metric([pool], info["alive"])
+                queued.add_metric([pool], info["queued_chunks"])
+        yield alive
+        yield queued

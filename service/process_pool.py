@@ -1,0 +1,278 @@
+"""A pool of killable worker processes with a hard deadline per item.
+
+Why not `concurrent.futures` or pebble: both time out whole tasks. Here one task carries
+hundreds of cheap items for throughput, yet a single hanging item must be killed on its
+own deadline while its batch-mates keep their results. Each worker slot is driven by one
+thread of this process that owns the worker's pipe; the asyncio side only queues chunks
+and awaits futures, so the event loop never blocks.
+
+Failure semantics, per item:
+- runs past ``item_timeout`` -> worker killed and replaced, item ``timeout``;
+- request deadline passes -> worker killed if busy, unfinished items ``timeout``;
+- worker dies (segfault, OOM kill) -> item ``error`` (``worker_died``), worker replaced;
+- request cancelled -> queued chunks dropped, running chunk's worker killed.
+Items that were done but whose results died with a killed worker are re-run: verifiers
+are deterministic and side-effect free, so re-running is safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import multiprocessing as mp
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerContext
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from service import pool_worker
+from verifiers.base import echo
+from verifiers.types import Item, Result, Status
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.05
+MAX_CHUNK = 256
+BOOT_TIMEOUT_S = 60.0
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process did not come up; its items fail as ``error``, never a respawn loop."""
+
+
+@dataclass
+class _Task:
+    items: list[Item]
+    item_timeout: float
+    deadline: float
+    future: Future[list[Result]] = field(default_factory=Future)
+    results: list[Result | None] = field(init=False)
+    cancelled: bool = False
+
+    def __post_init__(self) -> None:
+        self.results = [None] * len(self.items)
+
+    def pending(self) -> list[int]:
+        return [i for i, r in enumerate(self.results) if r is None]
+
+    def fail(self, index: int, status: Status, code: str, message: str) -> None:
+        if self.results[index] is None:
+            failed = Result.failed(status, code, message)  # type: ignore[arg-type]
+            self.results[index] = echo(failed, self.items[index])
+
+
+class ProcessPool:
+    """``size`` worker processes fed from one queue of chunks. Start before use."""
+
+    def __init__(self, name: str, size: int, memory_mb: int) -> None:
+        self.name = name
+        self.size = size
+        self.memory_mb = memory_mb
+        self._queue: queue.Queue[_Task | None] = queue.Queue()
+        self._slots: list[_Slot] = []
+        self._ctx: ForkServerContext = mp.get_context("forkserver")
+        self._ctx.set_forkserver_preload(["verifiers.builtin", "service.pool_worker"])
+
+    def start(self) -> None:
+        """Start the worker processes and their driver threads; blocks until spawned."""
+        for index in range(self.size):
+            slot = _Slot(self, index)
+            slot.spawn()
+            self._slots.append(slot)
+            slot.thread.start()
+
+    def close(self) -> None:
+        """Stop the driver threads and the workers. Queued work is failed as ``error``."""
+        for _ in self._slots:
+            self._queue.put(None)
+        for slot in self._slots:
+            slot.thread.join(timeout=5)
+            slot.stop()
+        while not self._queue.empty():
+            task = self._queue.get_nowait()
+            if task is not None:
+                _finish(task, Status.ERROR, "shutting_down", "the server is shutting down")
+
+    def queue_depth(self) -> int:
+        """Chunks waiting for a worker (an approximate, thread-safe reading)."""
+        return self._queue.qsize()
+
+    def alive(self) -> int:
+        """Worker processes currently running."""
+        return sum(
+            1 for slot in self._slots if slot.process is not None and slot.process.is_alive()
+        )
+
+    async def run(self, items: list[Item], item_timeout: float, deadline: float) -> list[Result]:
+        """Score ``items`` across the workers; one result per item, in order.
+
+        ``deadline`` is a `time.monotonic` instant for the whole batch. Cancelling the
+        awaiting coroutine drops this batch's queued chunks and kills its running ones.
+        """
+        size = max(1, min(MAX_CHUNK, math.ceil(len(items) / self.size)))
+        tasks = [
+            _Task(items[start : start + size], item_timeout, deadline)
+            for start in range(0, len(items), size)
+        ]
+        for task in tasks:
+            self._queue.put(task)
+        try:
+            chunks = await asyncio.gather(*(asyncio.wrap_future(t.future) for t in tasks))
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancelled = True
+            raise
+        return [result for chunk in chunks for result in chunk]
+
+
+def _finish(task: _Task, status: Status, code: str, message: str) -> None:
+    for index in task.pending():
+        task.fail(index, status, code, message)
+    if not task.future.done():
+        task.future.set_result([r for r in task.results if r is not None])
+
+
+class _Slot:
+    """One worker process and the thread that drives it."""
+
+    def __init__(self, pool: ProcessPool, index: int) -> None:
+        self.pool = pool
+        self.process: BaseProcess | None = None
+        self.conn: Connection | None = None
+        self.progress: Any = pool._ctx.Array("d", [pool_worker.IDLE, 0.0], lock=False)
+        self.thread = threading.Thread(
+            target=self._loop, name=f"pool-{pool.name}-{index}", daemon=True
+        )
+
+    def is_alive(self) -> bool:
+        return self.process is not None and self.process.is_alive()
+
+    def spawn(self) -> None:
+        parent, child = self.pool._ctx.Pipe()
+        self.progress[0] = pool_worker.IDLE
+        self.process = self.pool._ctx.Process(
+            target=pool_worker.serve,
+            args=(child, self.progress, self.pool.memory_mb),
+            name=f"referee-{self.pool.name}-worker",
+            daemon=True,
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+        try:
+            ready = parent.poll(BOOT_TIMEOUT_S) and parent.recv() == pool_worker.READY
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self.kill()
+            raise WorkerStartError(f"a {self.pool.name} worker process failed to start")
+
+    def stop(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+        if self.process is not None:
+            self.process.join(timeout=1)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        if self.conn is not None:
+            self.conn.close()
+        self.process, self.conn = None, None
+
+    def respawn(self) -> None:
+        """Replace the worker. A failed start leaves the slot empty; the next task retries."""
+        self.kill()
+        self.spawn()
+
+    def _loop(self) -> None:
+        while (task := self.pool._queue.get()) is not None:
+            try:
+                self._execute(task)
+            except WorkerStartError as exc:
+                log.error("pool %s: %s", self.pool.name, exc)
+                _finish(task, Status.ERROR, "worker_start_failed", str(exc))
+            except Exception as exc:
+                log.exception("pool %s: driver failed", self.pool.name)
+                self.kill()
+                _finish(task, Status.ERROR, "pool_failed", f"worker pool failed: {exc}")
+
+    def _execute(self, task: _Task) -> None:
+        while pending := task.pending():
+            if task.cancelled:
+                _finish(task, Status.TIMEOUT, "cancelled", "the request was cancelled")
+                return
+            if time.monotonic() >= task.deadline:
+                _finish(task, Status.TIMEOUT, "deadline", "the request deadline passed")
+                return
+            if self.conn is None:
+                self.spawn()
+            assert self.conn is not None
+            self.progress[0] = pool_worker.IDLE
+            self.conn.send((pending, [task.items[i] for i in pending]))
+            self._collect(task)
+        if not task.future.done():
+            task.future.set_result([r for r in task.results if r is not None])
+
+    def _collect(self, task: _Task) -> None:
+        """Receive results until the sent items are done or the worker had to go."""
+        assert self.conn is not None
+        while task.pending():
+            try:
+                ready = self.conn.poll(POLL_S)
+                if ready:
+                    indices, results = self.conn.recv()
+            except (EOFError, OSError):
+                self._on_death(task)
+                return
+            if ready:
+                for index, result in zip(indices, results, strict=True):
+                    task.results[index] = result
+            elif self._overdue(task):
+                return
+
+    def _overdue(self, task: _Task) -> bool:
+        """Kill the worker if the item it runs, or the request, is out of time."""
+        now = time.monotonic()
+        if task.cancelled or now >= task.deadline:
+            self.respawn()
+            return True
+        index, started = int(self.progress[0]), self.progress[1]
+        if index >= 0 and now - started > task.item_timeout:
+            self.respawn()
+            task.fail(
+                index,
+                Status.TIMEOUT,
+                "item_timeout",
+                f"scoring took longer than {task.item_timeout:g} s; the worker was killed",
+            )
+            return True
+        if self.process is not None and not self.process.is_alive():
+            self._on_death(task)
+            return True
+        return False
+
+    def _on_death(self, task: _Task) -> None:
+        index = int(self.progress[0])
+        code = None
+        if self.process is not None:
+            self.process.join(timeout=1)
+            code = self.process.exitcode
+        log.warning("pool %s: worker died (exit code %s)", self.pool.name, code)
+        if index >= 0:
+            task.fail(index, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
+        else:
+            # Died between items: nothing to blame, but fail one so a poison pill cannot loop.
+            first = task.pending()[0]
+            task.fail(first, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
+        self.respawn()

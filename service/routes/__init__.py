@@ -1,0 +1,1 @@
+"""One route module per resource; each stays a few lines: decode, call, encode."""

@@ -1,0 +1,48 @@
+"""``POST /v1/score``: score items and return results in input order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from service.deps import DispatcherDep, SettingsDep
+from service.errors import PayloadTooLarge
+from service.responses import JSONBytes
+from service.schemas import ErrorResponse, ScoreRequest, ScoreResponse
+from verifiers.types import Result
+
+router = APIRouter(tags=["score"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (400, 401, 413, 422, 429)
+}
+
+
+@router.post("/v1/score", response_model=ScoreResponse, responses=_ERRORS)
+async def score(
+    request: ScoreRequest, dispatcher: DispatcherDep, settings: SettingsDep
+) -> JSONBytes:
+    """Score one item or thousands. Per-item problems come back as per-item statuses."""
+    if len(request.items) > settings.max_items_per_request:
+        raise PayloadTooLarge(
+            f"items: {len(request.items)} items exceeds the limit of "
+            f"{settings.max_items_per_request} per request; use /v1/jobs for large files"
+        )
+    budget = dispatcher.budget(request.deadline_s, request.item_timeout_s)
+    results = await dispatcher.score(request.items, budget)
+    groups = dispatcher.groups(request.items, results, request.pass_threshold)
+    return JSONBytes(
+        {
+            "results": [encode_result(r, request.details) for r in results],
+            "groups": {key: stats.model_dump() for key, stats in groups.items()},
+        }
+    )
+
+
+def encode_result(result: Result, details: bool) -> dict[str, Any]:
+    """A result as JSON-ready data; ``details`` dropped when the client asked for less."""
+    data = result.model_dump(mode="json")
+    if not details:
+        data["details"] = {}
+    return data

@@ -1,0 +1,58 @@
+"""Service settings: one pydantic-settings class, ``REFEREE_`` environment prefix.
+
+Read once by whoever builds the app or the CLI command (never at import time) and passed
+down explicitly, so tests construct their own.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class Settings(BaseSettings):
+    """Every knob of the gateway and the embedded executor."""
+
+    model_config = SettingsConfigDict(env_prefix="REFEREE_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    """Bearer keys; when any is set, every route but /healthz and /readyz needs one.
+    From the environment: comma-separated."""
+
+    max_items_per_request: int = Field(default=10_000, ge=1)
+    max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    max_field_chars: int = Field(default=1_000_000, ge=1)
+    """Longest prompt, response or reference text accepted per item; longer is ``invalid``."""
+
+    max_pending_items: int = Field(default=200_000, ge=1)
+    """Items being scored at once across requests; beyond it new requests get 429."""
+
+    default_deadline_s: float = Field(default=60.0, gt=0)
+    max_deadline_s: float = Field(default=600.0, gt=0)
+    item_timeout_s: float = Field(default=10.0, gt=0)
+    """Hard limit for one item in a worker process; past it the worker is killed."""
+
+    cpu_workers: int = Field(default_factory=_default_workers, ge=1)
+    sandbox_workers: int = Field(default_factory=_default_workers, ge=1)
+    worker_memory_mb: int = Field(default=4096, ge=64)
+    """Address-space limit of each worker process, so a runaway item cannot take the host."""
+
+    broker_url: str | None = None
+    """``redis://...`` switches to the distributed executor (Celery)."""
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [key.strip() for key in value.split(",") if key.strip()]
+        return value

@@ -1,0 +1,1 @@
+"""Test-only verifiers for referee, loaded through the ``referee.verifiers`` entry points."""

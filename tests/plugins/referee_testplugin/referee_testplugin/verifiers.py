@@ -1,0 +1,61 @@
+"""A well-behaved plugin verifier and a set of deliberately misbehaving ones.
+
+- ``reverse``: reward 1 when the response is the reference reversed (proves plugins load).
+- ``hang``: sleeps forever; ``spin``: burns CPU forever; ``crash``: kills its own process;
+  ``raises``: raises from ``score``; ``short``: returns too few results; ``slow``: sleeps
+  ``params.seconds`` then scores 1. They prove the executor contains every failure.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from verifiers.base import ItemVerifier, Outcome, Params
+from verifiers.types import Item, Pool, Result, Status
+
+
+class ReverseVerifier(ItemVerifier[Params]):
+    name = "reverse"
+    Params = Params
+    description = "Test plugin: response must equal the reference reversed."
+
+    def check(self, item: Item, params: Params) -> Outcome:
+        return Outcome(reward=float(item.response_text() == str(item.reference)[::-1]))
+
+
+class SlowParams(Params):
+    seconds: float = 0.0
+
+
+class _Misbehaving:
+    version = 1
+    pool = Pool.CPU
+    Params: Any = SlowParams
+    description = "Test plugin: misbehaves on purpose."
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        if self.name == "hang":
+            time.sleep(10_000)
+        if self.name == "spin":
+            while True:
+                pass
+        if self.name == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.name == "raises":
+            raise RuntimeError("boom")
+        if self.name == "short":
+            return []
+        for item in items:
+            time.sleep(float(item.params.get("seconds", 0.0)))
+        return [Result(status=Status.OK, reward=1.0) for _ in items]
+
+
+def misbehaving_verifiers() -> list[_Misbehaving]:
+    return [_Misbehaving(n) for n in ("hang", "spin", "crash", "raises", "short", "slow")]
