@@ -190,11 +190,6 @@ class _Slot:
             self.conn.close()
         self.process, self.conn = None, None
 
-    def respawn(self) -> None:
-        """Replace the worker. A failed start leaves the slot empty; the next task retries."""
-        self.kill()
-        self.spawn()
-
     def _loop(self) -> None:
         while (task := self.pool._queue.get()) is not None:
             try:
@@ -204,17 +199,17 @@ class _Slot:
                 _finish(task, Status.ERROR, "worker_start_failed", str(exc))
             except Exception as exc:
                 log.exception("pool %s: driver failed", self.pool.name)
-                self.kill()
+                self.kill()  # the next task starts a fresh worker
                 _finish(task, Status.ERROR, "pool_failed", f"worker pool failed: {exc}")
 
     def _execute(self, task: _Task) -> None:
         while pending := task.pending():
             if task.cancelled:
                 _finish(task, Status.TIMEOUT, "cancelled", "the request was cancelled")
-                return
+                break
             if time.monotonic() >= task.deadline:
                 _finish(task, Status.TIMEOUT, "deadline", "the request deadline passed")
-                return
+                break
             if self.conn is None:
                 self.spawn()
             assert self.conn is not None
@@ -223,6 +218,9 @@ class _Slot:
             self._collect(task)
         if not task.future.done():
             task.future.set_result([r for r in task.results if r is not None])
+        if self.conn is None:
+            # Replace a killed worker only after answering, so the client never waits on it.
+            self.spawn()
 
     def _collect(self, task: _Task) -> None:
         """Receive results until the sent items are done or the worker had to go."""
@@ -245,11 +243,11 @@ class _Slot:
         """Kill the worker if the item it runs, or the request, is out of time."""
         now = time.monotonic()
         if task.cancelled or now >= task.deadline:
-            self.respawn()
+            self.kill()
             return True
         index, started = int(self.progress[0]), self.progress[1]
         if index >= 0 and now - started > task.item_timeout:
-            self.respawn()
+            self.kill()
             task.fail(
                 index,
                 Status.TIMEOUT,
@@ -269,10 +267,8 @@ class _Slot:
             self.process.join(timeout=1)
             code = self.process.exitcode
         log.warning("pool %s: worker died (exit code %s)", self.pool.name, code)
-        if index >= 0:
-            task.fail(index, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
-        else:
+        if index < 0:
             # Died between items: nothing to blame, but fail one so a poison pill cannot loop.
-            first = task.pending()[0]
-            task.fail(first, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
-        self.respawn()
+            index = task.pending()[0]
+        task.fail(index, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
+        self.kill()

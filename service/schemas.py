@@ -12,7 +12,7 @@ from verifiers.types import GroupStats, Item, Result
 class ScoreRequest(BaseModel):
     """``POST /v1/score``: one item or thousands; results come back in input order."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     items: list[Item] = Field(min_length=1)
     deadline_s: float | None = Field(default=None, gt=0)

@@ -49,9 +49,10 @@ class ItemTimeout(Exception):
 
 
 class Params(BaseModel):
-    """Base for every verifier's params model: unknown keys are rejected, not ignored."""
+    """Base for every verifier's params model: unknown keys are rejected, not ignored, and
+    floats must be finite (NaN or infinity in params is a client error)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 @dataclass
@@ -65,13 +66,25 @@ class Outcome:
 
 @runtime_checkable
 class Verifier(Protocol):
-    """The batch-first verifier protocol (DESIGN.md section 2)."""
+    """The batch-first verifier protocol (DESIGN.md section 2).
 
-    name: str
-    version: int
-    pool: Pool
-    Params: type[BaseModel]
-    description: str
+    The attributes are read-only: class attributes or instance attributes both satisfy it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def pool(self) -> Pool: ...
+
+    @property
+    def Params(self) -> type[BaseModel]: ...  # noqa: N802 - it is a model class
+
+    @property
+    def description(self) -> str: ...
 
     def score(self, items: Sequence[Item]) -> list[Result]:
         """Score ``items``; return exactly one result per item, in order. Never raises."""

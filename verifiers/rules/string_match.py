@@ -55,7 +55,9 @@ def _references(reference: object) -> list[str]:
         return [reference]
     if isinstance(reference, list) and reference and all(isinstance(r, str) for r in reference):
         return reference
-    raise ItemInvalid("invalid_reference", "reference: expected a string or a non-empty list of strings")
+    raise ItemInvalid(
+        "invalid_reference", "reference: expected a string or a non-empty list of strings"
+    )
 
 
 def _compare(op: str, response: str, reference: str) -> bool:

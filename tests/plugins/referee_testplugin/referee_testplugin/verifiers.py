@@ -3,7 +3,8 @@
 - ``reverse``: reward 1 when the response is the reference reversed (proves plugins load).
 - ``hang``: sleeps forever; ``spin``: burns CPU forever; ``crash``: kills its own process;
   ``raises``: raises from ``score``; ``short``: returns too few results; ``slow``: sleeps
-  ``params.seconds`` then scores 1. They prove the executor contains every failure.
+  ``params.seconds`` then scores 1; ``hog``: allocates ``params.seconds`` GiB (the one
+  float param doubles as size). They prove the executor contains every failure.
 """
 
 from __future__ import annotations
@@ -52,10 +53,13 @@ class _Misbehaving:
             raise RuntimeError("boom")
         if self.name == "short":
             return []
+        if self.name == "hog":
+            hoard = bytearray(int(float(items[0].params.get("seconds", 4.0)) * 2**30))
+            return [Result(status=Status.OK, reward=float(len(hoard) > 0)) for _ in items]
         for item in items:
             time.sleep(float(item.params.get("seconds", 0.0)))
         return [Result(status=Status.OK, reward=1.0) for _ in items]
 
 
 def misbehaving_verifiers() -> list[_Misbehaving]:
-    return [_Misbehaving(n) for n in ("hang", "spin", "crash", "raises", "short", "slow")]
+    return [_Misbehaving(n) for n in ("hang", "spin", "crash", "raises", "short", "slow", "hog")]

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_http(url: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} did not answer in {timeout_s} s")
+
+
+def start_server(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """``referee serve`` as a real subprocess on a free loopback port."""
+    port = free_port()
+    full_env = {**os.environ, "REFEREE_CPU_WORKERS": "2", **(env or {})}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=full_env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(f"{url}/healthz")
+    except TimeoutError:
+        proc.kill()
+        raise
+    return proc, url
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def live_server() -> Iterator[str]:
+    """Base URL of a real ``referee serve`` with the default embedded executor."""
+    proc, url = start_server({"REFEREE_ITEM_TIMEOUT_S": "2"})
+    yield url
+    stop_server(proc)

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from service.settings import Settings
+
+
+def small_settings(**overrides: object) -> Settings:
+    """Tight limits so the limit paths are cheap to reach in tests."""
+    base: dict[str, object] = {
+        "cpu_workers": 2,
+        "max_items_per_request": 200,
+        "max_body_bytes": 2 * 1024 * 1024,
+        "max_field_chars": 50_000,
+        "item_timeout_s": 1.0,
+        "default_deadline_s": 20.0,
+    }
+    return Settings.model_validate({**base, **overrides})
+
+
+@pytest.fixture(scope="session")
+def client() -> Iterator[TestClient]:
+    """An in-process app with its real worker pool, shared by the session's tests."""
+    with TestClient(create_app(small_settings())) as test_client:
+        yield test_client

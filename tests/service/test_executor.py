@@ -1,0 +1,131 @@
+"""The embedded executor contains every misbehaving verifier and keeps serving.
+
+The misbehaving verifiers come from the test plugin (tests/plugins/referee_testplugin),
+installed by the test command and loaded through entry points in the worker processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.process_pool import ProcessPool
+from verifiers import Item, Result, Status
+
+SLACK_S = 0.5
+
+
+def item(verifier: str, **extra: Any) -> dict[str, Any]:
+    return {"verifier": verifier, "response": "a", "reference": "a", **extra}
+
+
+def score(client: TestClient, items: list[dict[str, Any]], **body: Any) -> list[dict[str, Any]]:
+    response = client.post("/v1/score", json={"items": items, **body})
+    assert response.status_code == 200, response.text
+    results: list[dict[str, Any]] = response.json()["results"]
+    return results
+
+
+@pytest.mark.parametrize("verifier", ["hang", "spin"])
+def test_hanging_verifier_is_killed_and_batch_mates_score(
+    client: TestClient, verifier: str
+) -> None:
+    items = [item("string", id="before"), item(verifier, id="bad"), item("string", id="after")]
+    start = time.monotonic()
+    results = score(client, items, item_timeout_s=0.5)
+    elapsed = time.monotonic() - start
+    assert [r["status"] for r in results] == ["ok", "timeout", "ok"]
+    assert results[1]["error"]["code"] == "item_timeout"
+    assert results[1]["reward"] is None
+    assert results[1]["id"] == "bad"
+    assert elapsed < 0.5 + SLACK_S + 0.5
+    # The pool replaced the killed worker and keeps serving.
+    assert score(client, [item("string")])[0]["reward"] == 1.0
+    assert client.get("/readyz").json()["pools"]["cpu"]["alive"] == 2
+
+
+def test_many_hangs_in_one_request_are_each_timed_out(client: TestClient) -> None:
+    items = [item("hang" if i % 4 == 0 else "string", id=str(i)) for i in range(12)]
+    results = score(client, items, item_timeout_s=0.3)
+    expected = ["timeout" if i % 4 == 0 else "ok" for i in range(12)]
+    assert [r["status"] for r in results] == expected
+
+
+def test_crashing_worker_is_error_never_zero(client: TestClient) -> None:
+    results = score(client, [item("string"), item("crash"), item("string")])
+    assert [r["status"] for r in results] == ["ok", "error", "ok"]
+    assert results[1]["error"]["code"] == "worker_died"
+    assert results[1]["reward"] is None
+
+
+@pytest.mark.parametrize(
+    ("verifier", "message"),
+    [("raises", "RuntimeError: boom"), ("short", "returned 0 results for 1 items")],
+)
+def test_verifier_bugs_are_error(client: TestClient, verifier: str, message: str) -> None:
+    [result] = score(client, [item(verifier)])
+    assert result["status"] == "error"
+    assert result["error"]["code"] == "verifier_failed"
+    assert message in result["error"]["message"]
+    assert "Traceback" not in result["error"]["message"]
+
+
+def test_request_deadline_marks_unfinished_items_timeout(client: TestClient) -> None:
+    items = [item("slow", params={"seconds": 0.4}) for _ in range(6)]
+    start = time.monotonic()
+    results = score(client, items, deadline_s=0.6)
+    elapsed = time.monotonic() - start
+    statuses = [r["status"] for r in results]
+    assert "ok" in statuses and "timeout" in statuses
+    assert all(r["reward"] is None for r in results if r["status"] == "timeout")
+    assert elapsed < 0.6 + SLACK_S
+
+
+def test_item_timeout_cannot_be_raised_above_the_server_limit(client: TestClient) -> None:
+    [result] = score(client, [item("hang")], item_timeout_s=1000)
+    assert result["status"] == "timeout"
+
+
+@pytest.fixture
+def pool() -> Iterator[ProcessPool]:
+    p = ProcessPool("test", 1, 2048)
+    p.start()
+    yield p
+    p.close()
+
+
+def test_cancelled_request_frees_the_worker(pool: ProcessPool) -> None:
+    async def scenario() -> list[Status]:
+        hung = asyncio.ensure_future(
+            pool.run([Item(verifier="hang", response="x")], 30.0, time.monotonic() + 30)
+        )
+        await asyncio.sleep(0.3)
+        hung.cancel()
+        start = time.monotonic()
+        results = await pool.run(
+            [Item(verifier="string", response="a", reference="a")], 5.0, time.monotonic() + 10
+        )
+        assert time.monotonic() - start < 2.0
+        return [r.status for r in results]
+
+    assert asyncio.run(scenario()) == [Status.OK]
+
+
+def test_worker_memory_is_limited(pool: ProcessPool) -> None:
+    # 4 GiB inside a worker capped at 2 GiB fails in the worker (error), not on the host;
+    # 0.25 GiB fits, which shows the cap is not simply "no allocation works".
+    async def scenario() -> list[Result]:
+        items = [
+            Item(verifier="hog", response="x", params={"seconds": 4.0}),
+            Item(verifier="hog", response="x", params={"seconds": 0.25}),
+        ]
+        return await pool.run(items, 10.0, time.monotonic() + 20)
+
+    too_big, fits = asyncio.run(scenario())
+    assert too_big.status == Status.ERROR and "MemoryError" in too_big.error.message
+    assert fits.status == Status.OK
