@@ -1,12 +1,31 @@
-"""The verifiers that ship with referee."""
+"""The verifiers that ship with referee.
+
+The imports are at module level on purpose: the embedded executor preloads this module in
+its fork server, so every worker process (and every replacement of a killed one) starts
+with the verifier modules and their heavy dependencies (nltk via rouge-score) already
+imported.
+"""
 
 from __future__ import annotations
 
 from verifiers.base import Verifier
+from verifiers.rules.calibration import CalibrationVerifier
+from verifiers.rules.choice import ChoiceVerifier
+from verifiers.rules.composite import CompositeVerifier
+from verifiers.rules.format_check import FormatVerifier
+from verifiers.rules.length import LengthVerifier
+from verifiers.rules.similarity import SimilarityVerifier
+from verifiers.rules.string_match import StringVerifier
 
 
 def builtin_verifiers() -> list[Verifier]:
     """Fresh instances of every built-in verifier."""
-    from verifiers.rules.string_match import StringVerifier
-
-    return [StringVerifier()]
+    return [
+        StringVerifier(),
+        ChoiceVerifier(),
+        FormatVerifier(),
+        LengthVerifier(),
+        SimilarityVerifier(),
+        CompositeVerifier(),
+        CalibrationVerifier(),
+    ]

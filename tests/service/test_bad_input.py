@@ -29,20 +29,48 @@ def error_of(response) -> dict[str, str]:  # type: ignore[no-untyped-def]
         (b'{"items": {}}', 422, "invalid_request", "items"),
         (b'{"items": [{"response": "a"}]}', 422, "invalid_request", "items.0.verifier"),
         (b'{"items": [{"verifier": "string"}]}', 422, "invalid_request", "items.0.response"),
-        (b'{"items": [{"verifier": "string", "response": 5}]}', 422, "invalid_request",
-         "items.0.response"),
-        (b'{"items": [{"verifier": "a b", "response": "x"}]}', 422, "invalid_request",
-         "items.0.verifier"),
-        (b'{"items": [{"verifier": "string", "response": "x", "params": []}]}', 422,
-         "invalid_request", "items.0.params"),
-        (b'{"items": [{"verifier": "string", "response": "x", "colour": 1}]}', 422,
-         "invalid_request", "items.0.colour"),
-        (b'{"items": [{"verifier": "string", "response": "x"}], "deadline_s": -1}', 422,
-         "invalid_request", "deadline_s"),
-        (b'{"items": [{"verifier": "string", "response": "x"}], "extra": 1}', 422,
-         "invalid_request", "extra"),
-        (b'{"items": [{"verifier": "string", "response": [{"content": "x"}]}]}', 422,
-         "invalid_request", "items.0.response"),
+        (
+            b'{"items": [{"verifier": "string", "response": 5}]}',
+            422,
+            "invalid_request",
+            "items.0.response",
+        ),
+        (
+            b'{"items": [{"verifier": "a b", "response": "x"}]}',
+            422,
+            "invalid_request",
+            "items.0.verifier",
+        ),
+        (
+            b'{"items": [{"verifier": "string", "response": "x", "params": []}]}',
+            422,
+            "invalid_request",
+            "items.0.params",
+        ),
+        (
+            b'{"items": [{"verifier": "string", "response": "x", "colour": 1}]}',
+            422,
+            "invalid_request",
+            "items.0.colour",
+        ),
+        (
+            b'{"items": [{"verifier": "string", "response": "x"}], "deadline_s": -1}',
+            422,
+            "invalid_request",
+            "deadline_s",
+        ),
+        (
+            b'{"items": [{"verifier": "string", "response": "x"}], "extra": 1}',
+            422,
+            "invalid_request",
+            "extra",
+        ),
+        (
+            b'{"items": [{"verifier": "string", "response": [{"content": "x"}]}]}',
+            422,
+            "invalid_request",
+            "items.0.response",
+        ),
     ],
 )
 def test_malformed_requests_get_4xx_naming_the_field(
@@ -156,3 +184,15 @@ def test_non_finite_params_are_per_item_invalid(client: TestClient, number: byte
     [result] = response.json()["results"]
     assert result["status"] == "invalid"
     assert "params.regex_timeout_s" in result["error"]["message"]
+
+
+def test_echoed_values_orjson_cannot_write_still_come_back(client: TestClient) -> None:
+    body = (
+        b'{"items": [{"verifier": "string", "response": "a", "reference": "a",'
+        b' "id": "\\ud800", "metadata": {"n": 123456789012345678901234567890}}]}'
+    )
+    response = client.post("/v1/score", content=body, headers=HEADERS)
+    assert response.status_code == 200, response.text
+    [result] = response.json()["results"]
+    assert result["metadata"] == {"n": 123456789012345678901234567890}
+    assert result["reward"] == 1.0

@@ -41,7 +41,14 @@ def test_one_bad_item_does_not_spoil_the_batch(client: TestClient) -> None:
         item("a"),
     ]
     results = post(client, items)["results"]
-    assert [r["status"] for r in results] == ["ok", "invalid", "invalid", "invalid", "invalid", "ok"]
+    assert [r["status"] for r in results] == [
+        "ok",
+        "invalid",
+        "invalid",
+        "invalid",
+        "invalid",
+        "ok",
+    ]
     assert results[1]["error"]["code"] == "unknown_verifier"
     assert "params.op" in results[2]["error"]["message"]
     assert results[3]["error"]["message"].startswith("reference")
@@ -56,8 +63,12 @@ def test_pinned_version_is_reported(client: TestClient) -> None:
 
 def test_group_statistics(client: TestClient) -> None:
     items = [
-        item("a", group="g1"), item("b", group="g1"), item("a", group="g1"), item("a", group="g1"),
-        item("a", group="dead"), item("a", group="dead"),
+        item("a", group="g1"),
+        item("b", group="g1"),
+        item("a", group="g1"),
+        item("a", group="g1"),
+        item("a", group="dead"),
+        item("a", group="dead"),
         item("a", group="broken", params={"bogus": 1}),
         item("a"),
     ]
@@ -71,7 +82,11 @@ def test_group_statistics(client: TestClient) -> None:
     assert g1["zero_variance"] is False
     assert groups["dead"]["zero_variance"] is True and groups["dead"]["std"] == 0.0
     assert groups["broken"] == {
-        "size": 1, "n_ok": 0, "mean": None, "std": None, "pass_rate": None,
+        "size": 1,
+        "n_ok": 0,
+        "mean": None,
+        "std": None,
+        "pass_rate": None,
         "zero_variance": False,
     }
 
@@ -89,8 +104,9 @@ def test_details_can_be_dropped(client: TestClient) -> None:
 
 def test_chat_messages_are_accepted(client: TestClient) -> None:
     convo = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a"}]
-    [result] = post(client, [{"verifier": "string", "prompt": convo, "response": convo,
-                              "reference": "a"}])["results"]
+    [result] = post(
+        client, [{"verifier": "string", "prompt": convo, "response": convo, "reference": "a"}]
+    )["results"]
     assert result["reward"] == 1.0
 
 

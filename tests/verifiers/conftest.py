@@ -16,7 +16,7 @@ def registry() -> Registry:
 def score(registry: Registry):  # type: ignore[no-untyped-def]
     """Score one item built from keyword arguments; returns its Result."""
 
-    def run(verifier: str, response: Any, reference: Any = None, **params: Any) -> Result:
+    def run(verifier: str, response: Any, reference: Any = None, /, **params: Any) -> Result:
         item = Item(verifier=verifier, response=response, reference=reference, params=params)
         return score_items([item], registry)[0]
 

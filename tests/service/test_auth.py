@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from tests.service.conftest import small_settings
+
+ITEM = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
+
+
+@pytest.fixture(scope="module")
+def keyed() -> Iterator[TestClient]:
+    settings = small_settings(api_keys="first-key, second-key", cpu_workers=1)
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": "Bearer first-ke"},
+        {"Authorization": "Bearer first-key-and-more"},
+        {"Authorization": "Basic Zmlyc3Qta2V5"},
+        {"Authorization": "first-key"},
+    ],
+)
+def test_protected_routes_refuse_missing_or_wrong_keys(
+    keyed: TestClient, headers: dict[str, str]
+) -> None:
+    for method, path in [("post", "/v1/score"), ("get", "/v1/verifiers"), ("get", "/metrics")]:
+        kwargs = {"json": ITEM} if method == "post" else {}
+        response = getattr(keyed, method)(path, headers=headers, **kwargs)
+        assert response.status_code == 401, (path, response.text)
+        assert response.json()["error"]["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize("key", ["first-key", "second-key"])
+def test_any_configured_key_is_accepted(keyed: TestClient, key: str) -> None:
+    headers = {"Authorization": f"Bearer {key}"}
+    response = keyed.post("/v1/score", json=ITEM, headers=headers)
+    assert response.status_code == 200
+    assert response.json()["results"][0]["reward"] == 1.0
+    assert keyed.get("/metrics", headers=headers).status_code == 200
+
+
+def test_health_routes_stay_open(keyed: TestClient) -> None:
+    assert keyed.get("/healthz").status_code == 200
+    assert keyed.get("/readyz").status_code == 200
+
+
+def test_no_keys_means_open(client: TestClient) -> None:
+    assert client.post("/v1/score", json=ITEM).status_code == 200
