@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -9,9 +10,17 @@ from starlette.responses import Response
 
 
 class JSONBytes(Response):
-    """``application/json`` rendered by orjson (fast, and strict about NaN: they become null)."""
+    """``application/json`` rendered by orjson.
+
+    Clients may send what orjson will not write back: integers beyond 64 bits or lone
+    surrogates in echoed fields (``id``, ``metadata``). Those rare bodies fall back to the
+    standard library, which writes big integers exactly and escapes surrogates.
+    """
 
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:
-        return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+        try:
+            return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, default=str).encode()
