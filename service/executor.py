@@ -2,7 +2,8 @@
 
 Embedded layout (DESIGN.md section 4): ``cpu`` and ``sandbox`` verifiers run in killable
 worker processes (one `ProcessPool` each, the sandbox one started on first use); ``io``
-and ``gpu`` verifiers run in this process, off the event loop, under the request deadline.
+and ``gpu`` verifiers run in this process under the request deadline: an `AsyncVerifier`
+is awaited on the event loop, any other runs in a thread.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Protocol
 from service.process_pool import ProcessPool
 from service.settings import Settings
 from verifiers.base import echo
-from verifiers.batch import score_items
+from verifiers.batch import ascore_items
 from verifiers.registry import Registry
 from verifiers.types import Item, Pool, Result, Status
 
@@ -91,7 +92,7 @@ class EmbeddedExecutor:
         budget = deadline - time.monotonic()
         try:
             return await asyncio.wait_for(
-                asyncio.to_thread(score_items, items, self._registry), timeout=max(budget, 0)
+                ascore_items(items, self._registry), timeout=max(budget, 0)
             )
         except TimeoutError:
             return [

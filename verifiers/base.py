@@ -91,6 +91,19 @@ class Verifier(Protocol):
         ...
 
 
+@runtime_checkable
+class AsyncVerifier(Verifier, Protocol):
+    """A verifier that can also be awaited (judges: the time goes to waiting on HTTP).
+
+    Executors with an event loop call ``ascore`` on it; ``score`` must still work for
+    callers without one (it may run ``ascore`` on a private loop).
+    """
+
+    async def ascore(self, items: Sequence[Item]) -> list[Result]:
+        """Like `Verifier.score`, awaited on the caller's event loop. Never raises."""
+        ...
+
+
 P = TypeVar("P", bound=BaseModel)
 
 

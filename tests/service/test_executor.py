@@ -129,3 +129,20 @@ def test_worker_memory_is_limited(pool: ProcessPool) -> None:
     too_big, fits = asyncio.run(scenario())
     assert too_big.status == Status.ERROR and "MemoryError" in too_big.error.message
     assert fits.status == Status.OK
+
+
+def test_io_verifiers_are_awaited_concurrently_on_the_event_loop(client: TestClient) -> None:
+    items = [item("asleep", params={"seconds": 0.3}) for _ in range(50)]
+    start = time.monotonic()
+    results = score(client, items)
+    assert [r["status"] for r in results] == ["ok"] * 50
+    assert {r["verifier"] for r in results} == {"asleep@1"}
+    assert time.monotonic() - start < 0.3 * 50 / 5  # far below sequential
+
+
+def test_io_items_past_the_deadline_are_timeout(client: TestClient) -> None:
+    items = [item("asleep", params={"seconds": 5}), item("string")]
+    start = time.monotonic()
+    results = score(client, items, deadline_s=0.5)
+    assert [r["status"] for r in results] == ["timeout", "ok"]
+    assert time.monotonic() - start < 0.5 + SLACK_S

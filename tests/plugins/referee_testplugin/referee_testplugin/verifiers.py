@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -61,5 +62,26 @@ class _Misbehaving:
         return [Result(status=Status.OK, reward=1.0) for _ in items]
 
 
-def misbehaving_verifiers() -> list[_Misbehaving]:
-    return [_Misbehaving(n) for n in ("hang", "spin", "crash", "raises", "short", "slow", "hog")]
+class AsyncSleeper:
+    """``asleep`` (pool io): awaits ``params.seconds`` per item, all items concurrently."""
+
+    name = "asleep"
+    version = 1
+    pool = Pool.IO
+    Params: Any = SlowParams
+    description = "Test plugin: an async io-pool verifier."
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        return asyncio.run(self.ascore(items))
+
+    async def ascore(self, items: Sequence[Item]) -> list[Result]:
+        async def one(item: Item) -> Result:
+            await asyncio.sleep(float(item.params.get("seconds", 0.0)))
+            return Result(status=Status.OK, reward=1.0)
+
+        return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+def misbehaving_verifiers() -> list[Any]:
+    names = ("hang", "spin", "crash", "raises", "short", "slow", "hog")
+    return [*(_Misbehaving(n) for n in names), AsyncSleeper()]
