@@ -137,9 +137,15 @@ class ItemVerifier(ABC, Generic[P]):
     def score_one(self, item: Item) -> Result:
         """Score one item; never raises."""
         start = time.perf_counter()
-        result = echo(self._run(item), item)
-        result.verifier = self.ref
-        result.elapsed_ms = (time.perf_counter() - start) * 1000.0
+        result = self._run(item)
+        # One update of the model's dict instead of four validated setattrs: this runs
+        # once per item on the hottest path of every cheap verifier.
+        result.__dict__.update(
+            id=item.id,
+            metadata=item.metadata,
+            verifier=self.ref,
+            elapsed_ms=(time.perf_counter() - start) * 1000.0,
+        )
         return result
 
     def _run(self, item: Item) -> Result:

@@ -84,8 +84,10 @@ def score_with(verifier: Verifier, batch: Sequence[Item]) -> list[Result]:
 def _stamp(verifier: Verifier, batch: Sequence[Item], results: list[Result]) -> list[Result]:
     ref = f"{verifier.name}@{verifier.version}"
     for item, result in zip(batch, results, strict=True):
-        result.verifier = result.verifier or ref
-        echo(result, item)
+        if result.verifier is None:
+            result.verifier = ref
+        if result.id != item.id or result.metadata is not item.metadata:
+            echo(result, item)
     return results
 
 

@@ -46,7 +46,7 @@ class StringVerifier(ItemVerifier[StringParams]):
         else:
             hits = [_compare(params.op, response, norm.apply(ref)) for ref in references]
         passed = all(hits) if params.op == "ne" else any(hits)
-        matched = next((ref for ref, hit in zip(references, hits, strict=True) if hit), None)
+        matched = references[hits.index(True)] if True in hits else None
         return Outcome(reward=float(passed), details={"op": params.op, "matched": matched})
 
 
