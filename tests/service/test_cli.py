@@ -1,0 +1,102 @@
+"""The ``referee`` command as a user runs it: real subprocesses, real files, real HTTP."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from service.client import Client, RefereeError
+from tests.conftest import REPO
+from verifiers import Item, Status
+
+ITEMS = [
+    {"id": "right", "verifier": "string", "response": "a", "reference": "a"},
+    {"id": "wrong", "verifier": "string", "response": "b", "reference": "a"},
+    {
+        "id": "len",
+        "verifier": "length",
+        "response": "one two three",
+        "params": {"mode": "linear", "unit": "words", "budget": 2},
+    },
+]
+
+
+def referee(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def items_file(tmp_path: Path) -> Path:
+    path = tmp_path / "items.jsonl"
+    lines = [orjson.dumps(item) for item in ITEMS[:2]]
+    lines += [b"{not json", b"", orjson.dumps({"verifier": "string"}), orjson.dumps(ITEMS[2])]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def read_results(path: Path) -> list[dict[str, object]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def check_results(results: list[dict[str, object]]) -> None:
+    assert [r["status"] for r in results] == ["ok", "ok", "invalid", "invalid", "ok"]
+    assert [r["id"] for r in results[:2]] == ["right", "wrong"]
+    assert [r["reward"] for r in results[:2]] == [1.0, 0.0]
+    assert "line 3" in results[2]["error"]["message"]  # type: ignore[index]
+    assert "line 5" in results[3]["error"]["message"]  # type: ignore[index]
+    assert results[4]["reward"] == 0.5
+
+
+def test_score_file_in_process(items_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    done = referee("score", str(items_file), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    check_results(read_results(out))
+    assert "string@1" in done.stderr and "invalid" in done.stderr  # the summary tables
+
+
+def test_score_file_to_stdout(items_file: Path) -> None:
+    done = referee("score", str(items_file))
+    assert done.returncode == 0, done.stderr
+    check_results([orjson.loads(line) for line in done.stdout.splitlines()])
+
+
+def test_score_file_through_a_server(items_file: Path, tmp_path: Path, live_server: str) -> None:
+    out = tmp_path / "out.jsonl"
+    done = referee("score", str(items_file), "-o", str(out), "--server", live_server)
+    assert done.returncode == 0, done.stderr
+    check_results(read_results(out))
+
+
+def test_missing_file_is_a_usage_error() -> None:
+    done = referee("score", "/nonexistent/items.jsonl")
+    assert done.returncode == 2
+    assert "does not exist" in done.stderr
+
+
+def test_verifiers_lists_builtins_and_plugins() -> None:
+    done = referee("verifiers")
+    assert done.returncode == 0, done.stderr
+    for name in ("string@1", "choice@1", "composite@1", "reverse@1"):
+        assert name in done.stdout
+    assert "broken" in done.stderr
+
+
+def test_client_against_a_real_server(live_server: str) -> None:
+    with Client(live_server) as client:
+        results = client.score([Item(**ITEMS[0]), Item(verifier="nope", response="x")])  # type: ignore[arg-type]
+        assert [r.status for r in results] == [Status.OK, Status.INVALID]
+        with pytest.raises(RefereeError) as raised:
+            client.score([])
+        assert raised.value.status == 422 and raised.value.code == "invalid_request"
