@@ -11,10 +11,12 @@ from service.deps import require_api_key
 from service.dispatch import Dispatcher
 from service.errors import install_error_handlers
 from service.executor import EmbeddedExecutor, Executor
+from service.job_store import JobStore
+from service.jobs import JobService
 from service.metrics import Metrics
 from service.middleware import BodyLimit, RequestMetrics
 from service.responses import JSONBytes
-from service.routes import health, score, verifiers
+from service.routes import health, jobs, score, verifiers
 from service.settings import Settings
 from verifiers.registry import Registry, default_registry
 
@@ -26,9 +28,9 @@ reward models and rule rewards behind one endpoint. Every item gets a status
 def build_executor(settings: Settings, registry: Registry) -> Executor:
     """The executor the settings ask for; the embedded one unless a broker is set."""
     if settings.broker_url:
-        raise NotImplementedError(
-            "REFEREE_BROKER_URL is set but the distributed executor is not available yet"
-        )
+        from service.celery_executor import CeleryExecutor
+
+        return CeleryExecutor(settings)
     return EmbeddedExecutor(settings, registry)
 
 
@@ -61,11 +63,24 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.dispatcher = Dispatcher(settings, registry, executor, metrics)
+    app.state.jobs = build_jobs(settings, registry, executor)
     install_error_handlers(app)
     app.include_router(health.router)
     protected = [Depends(require_api_key)]
     app.include_router(score.router, dependencies=protected)
+    app.include_router(jobs.router, dependencies=protected)
     app.include_router(verifiers.router, dependencies=protected)
     app.add_middleware(RequestMetrics, metrics=metrics)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    streamed = {"/v1/jobs": settings.max_job_bytes}
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, streamed=streamed)
     return app
+
+
+def build_jobs(settings: Settings, registry: Registry, executor: Executor) -> JobService | None:
+    """The batch-job service when a broker holds job state; None in embedded mode."""
+    from service.celery_executor import CeleryExecutor
+
+    if not isinstance(executor, CeleryExecutor):
+        return None
+    store = JobStore(executor.redis, settings.job_ttl_s)
+    return JobService(store, executor, registry, settings.max_job_bytes, settings.item_timeout_s)

@@ -16,6 +16,7 @@ from service.batch_file import Scorer, score_file
 from service.jsonl import count_lines
 from service.settings import Settings
 from service.summary import Summary
+from verifiers.types import Pool
 
 app = typer.Typer(
     help="referee: verifiable rewards for RL on language models.", no_args_is_help=True
@@ -38,6 +39,22 @@ def serve(
     overrides = {"host": host, "port": port, "cpu_workers": workers}
     settings = Settings.model_validate({k: v for k, v in overrides.items() if v is not None})
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, access_log=access_log)
+
+
+@app.command()
+def worker(
+    pool: Annotated[Pool, typer.Option(help="Which queue to consume")] = Pool.CPU,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Tasks at once")] = None,
+) -> None:
+    """Consume one pool's queue (needs REFEREE_BROKER_URL)."""
+    from service.worker import run_worker
+
+    settings = Settings()
+    if not settings.broker_url:
+        console.print("[red]REFEREE_BROKER_URL is not set: nothing to consume from[/]")
+        raise typer.Exit(2)
+    default = settings.sandbox_workers if pool == Pool.SANDBOX else settings.cpu_workers
+    run_worker(settings, pool, concurrency or (32 if pool == Pool.IO else default))
 
 
 @app.command()

@@ -82,6 +82,7 @@ class Dispatcher:
                 results[index] = rejected
             else:
                 by_pool[self.registry.get(item.verifier).pool].append(index)
+        await self.executor.check_capacity(set(by_pool))
         runs = [
             self.executor.run(
                 pool, [items[i] for i in indices], budget.item_timeout, budget.deadline

@@ -44,6 +44,10 @@ class NotFound(ApiError):
     status_code, code = 404, "not_found"
 
 
+class Conflict(ApiError):
+    status_code, code = 409, "conflict"
+
+
 class PayloadTooLarge(ApiError):
     status_code, code = 413, "payload_too_large"
 

@@ -34,6 +34,14 @@ class Executor(Protocol):
         self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
     ) -> list[Result]: ...
 
+    async def check_capacity(self, pools: set[Pool]) -> None:
+        """Raise `Overloaded` when new work for ``pools`` should be refused."""
+        ...
+
+    async def refresh(self) -> None:
+        """Update what `readiness` reports (it must stay cheap and synchronous)."""
+        ...
+
     def readiness(self) -> dict[str, dict[str, Any]]: ...
 
 
@@ -68,6 +76,12 @@ class EmbeddedExecutor:
             await self._ensure(pool)
             return await self._pools[pool].run(items, item_timeout, deadline)
         return await self._run_inline(items, deadline)
+
+    async def check_capacity(self, pools: set[Pool]) -> None:
+        return None  # the dispatcher's in-flight limit covers this process
+
+    async def refresh(self) -> None:
+        return None  # readiness is read live from the pools
 
     def readiness(self) -> dict[str, dict[str, Any]]:
         report: dict[str, dict[str, Any]] = {}

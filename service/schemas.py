@@ -66,3 +66,22 @@ class Readiness(BaseModel):
     executor: str
     pools: dict[str, dict[str, Any]]
     problems: list[str] = Field(default_factory=list)
+
+
+class JobAccepted(BaseModel):
+    id: str
+    total: int
+    """Lines received (blank lines are skipped)."""
+
+
+class JobInfo(BaseModel):
+    id: str
+    state: str
+    """``uploading``, ``running``, ``done`` or ``cancelled``."""
+    total: int
+    done: int
+    progress: float
+    counts: dict[str, int]
+    """Scored items by status."""
+    created: float
+    finished: float | None

@@ -48,7 +48,20 @@ class Settings(BaseSettings):
     """Address-space limit of each worker process, so a runaway item cannot take the host."""
 
     broker_url: str | None = None
-    """``redis://...`` switches to the distributed executor (Celery)."""
+    """``redis://...`` switches to the distributed executor (Celery on Redis). Job state,
+    replies and worker heartbeats live in the same Redis."""
+    visibility_timeout_s: int = Field(default=3600, ge=5)
+    """Seconds before Redis redelivers a task whose worker took it and vanished. Task
+    time limits stay below it so a slow task is never delivered twice while running."""
+    max_queue_depth: int = Field(default=10_000, ge=1)
+    """Tasks waiting in one pool's queue beyond which new work gets 429."""
+    max_job_bytes: int = Field(default=4 * 1024**3, ge=1024)
+    """Largest JSONL upload to ``POST /v1/jobs`` (streamed to Redis, never held whole)."""
+    job_ttl_s: int = Field(default=7 * 24 * 3600, ge=60)
+    """How long a finished job's items and results stay in Redis."""
+    rate_limit_items_per_s: float | None = Field(default=None, gt=0)
+    """Per API key: sustained items per second (token bucket in Redis); None = off."""
+    rate_limit_burst: int = Field(default=10_000, ge=1)
 
     @field_validator("api_keys", mode="before")
     @classmethod

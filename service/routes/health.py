@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
@@ -20,20 +22,34 @@ async def healthz() -> Health:
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
 async def readyz(dispatcher: DispatcherDep) -> JSONBytes:
-    """Ready when the executor's pools can take work; 503 with the reasons otherwise."""
-    pools = dispatcher.executor.readiness()
-    problems = [
-        f"pool {name}: {info.get('alive', 0)} of {info['workers']} workers alive"
-        for name, info in pools.items()
-        if info.get("started") and "alive" in info and info["alive"] == 0
-    ]
+    """Ready when the executor can take work; 503 with the reasons otherwise."""
+    executor = dispatcher.executor
+    await executor.refresh()
+    pools = executor.readiness()
+    problems = pool_problems(pools)
     problems += [f"plugin {n}: {e}" for n, e in dispatcher.registry.load_errors.items()]
-    ready = not any(p.startswith("pool") for p in problems)
-    body = Readiness(ready=ready, executor=dispatcher.executor.name, pools=pools, problems=problems)
+    ready = not any(p.startswith(("pool", "broker")) for p in problems)
+    body = Readiness(ready=ready, executor=executor.name, pools=pools, problems=problems)
     return JSONBytes(body.model_dump(), status_code=200 if ready else 503)
 
 
+def pool_problems(pools: dict[str, dict[str, Any]]) -> list[str]:
+    """What keeps the pools from taking work: dead local workers, an unreachable broker,
+    or (distributed) no worker at all consuming the cpu queue."""
+    problems = []
+    for name, info in pools.items():
+        if info.get("started") and info.get("alive") == 0:
+            problems.append(f"pool {name}: 0 of {info['workers']} workers alive")
+        if info.get("reachable") is False:
+            problems.append(f"broker unreachable: {info.get('error')}")
+    cpu = pools.get("cpu", {})
+    if "consumers" in cpu and cpu["consumers"] == 0:
+        problems.append("pool cpu: no worker consumes the cpu queue")
+    return problems
+
+
 @router.get("/metrics", dependencies=[Depends(require_api_key)], response_class=Response)
-async def metrics(metrics: MetricsDep) -> Response:
+async def metrics(metrics: MetricsDep, dispatcher: DispatcherDep) -> Response:
     """Prometheus text format."""
+    await dispatcher.executor.refresh()
     return Response(metrics.render(), media_type="text/plain; version=0.0.4")

@@ -1,0 +1,51 @@
+"""The Celery app: one explicitly declared queue per pool, tuned for idempotent scoring.
+
+Queues are declared, never created on demand (``task_create_missing_queues`` off): a
+typo in a pool name is an error, not a queue nobody consumes. Tasks are acknowledged
+late and rejected when their worker is lost, so a killed worker's tasks are redelivered;
+scoring is idempotent (results are written once per item), so redelivery is safe.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+from kombu import Queue
+
+from service.settings import Settings
+from verifiers.types import Pool
+
+TASK_NAME = "referee.score_chunk"
+
+CHUNK_SIZE = {Pool.CPU: 256, Pool.SANDBOX: 8, Pool.GPU: 64, Pool.IO: 64}
+"""Items per task: many cheap items for cpu, one GPU batch's worth for gpu."""
+
+
+def make_celery(settings: Settings) -> Celery:
+    """A Celery app bound to ``settings.broker_url``; tasks are registered by the worker."""
+    if not settings.broker_url:
+        raise ValueError("broker_url is required for the distributed executor")
+    app = Celery("referee", broker=settings.broker_url, set_as_current=False)
+    # Time limits sit below the visibility timeout: a task still running is never
+    # redelivered to a second worker.
+    hard_limit = max(1, settings.visibility_timeout_s - 5)
+    app.conf.update(
+        task_queues=[Queue(pool.value, routing_key=pool.value) for pool in Pool],
+        task_create_missing_queues=False,
+        task_default_queue=Pool.CPU.value,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=True,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        task_time_limit=hard_limit,
+        task_soft_time_limit=max(1, hard_limit - 5),
+        worker_prefetch_multiplier=1,
+        worker_hijack_root_logger=False,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={
+            "visibility_timeout": settings.visibility_timeout_s,
+            "unacked_restore_interval": max(1, min(10, settings.visibility_timeout_s // 2)),
+        },
+    )
+    return app

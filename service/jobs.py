@@ -1,0 +1,101 @@
+"""Batch jobs: a JSONL upload becomes stored lines plus chunk tasks for the workers.
+
+The upload is streamed: lines are pushed to Redis in batches as they arrive and only
+the plan of chunks (pool and line range) is kept in memory. Lines are not validated
+here beyond reading their ``verifier`` to choose a pool; a bad line becomes an
+``invalid`` result in its place when a worker reads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import orjson
+
+from service.celery_app import CHUNK_SIZE
+from service.celery_executor import CeleryExecutor
+from service.errors import PayloadTooLarge
+from service.job_store import JobStatus, JobStore
+from verifiers.registry import Registry, UnknownVerifier
+from verifiers.types import Pool
+
+UPLOAD_BATCH = 500
+
+
+@dataclass
+class ChunkPlan:
+    """Contiguous line ranges that share a pool, cut at each pool's chunk size."""
+
+    chunks: list[tuple[Pool, int, int]] = field(default_factory=list)
+
+    def add(self, index: int, pool: Pool) -> None:
+        if self.chunks:
+            last_pool, start, stop = self.chunks[-1]
+            if last_pool == pool and stop == index and stop - start < CHUNK_SIZE[pool]:
+                self.chunks[-1] = (pool, start, index + 1)
+                return
+        self.chunks.append((pool, index, index + 1))
+
+
+class JobService:
+    """Submit, inspect, read and cancel jobs (distributed mode)."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        executor: CeleryExecutor,
+        registry: Registry,
+        max_bytes: int,
+        item_timeout_s: float,
+    ) -> None:
+        self.store = store
+        self._executor = executor
+        self._registry = registry
+        self._max_bytes = max_bytes
+        self._item_timeout = item_timeout_s
+
+    async def submit(self, body: AsyncIterator[bytes]) -> tuple[str, int]:
+        """Store the upload and queue its chunks; returns (job id, line count)."""
+        plan = ChunkPlan()
+        job_id, total = await self.store.create(self._batches(body, plan))
+        if total == 0:
+            await self.store.finish_empty(job_id)
+            return job_id, 0
+        await asyncio.to_thread(self._executor.publish_job, job_id, plan.chunks, self._item_timeout)
+        return job_id, total
+
+    async def status(self, job_id: str) -> JobStatus | None:
+        return await self.store.status(job_id)
+
+    async def _batches(
+        self, body: AsyncIterator[bytes], plan: ChunkPlan
+    ) -> AsyncIterator[list[bytes]]:
+        index, size, pending, batch = 0, 0, b"", []
+        async for chunk in body:
+            size += len(chunk)
+            if size > self._max_bytes:
+                raise PayloadTooLarge(f"job upload exceeds the limit of {self._max_bytes} bytes")
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if line.strip():
+                    plan.add(index, self._pool_of(line))
+                    batch.append(line)
+                    index += 1
+            if len(batch) >= UPLOAD_BATCH:
+                yield batch
+                batch = []
+        if pending.strip():
+            plan.add(index, self._pool_of(pending))
+            batch.append(pending)
+        yield batch
+
+    def _pool_of(self, line: bytes) -> Pool:
+        """The pool of the line's verifier; cpu for anything unreadable (it becomes an
+        ``invalid`` result there, cheaply)."""
+        try:
+            ref = orjson.loads(line).get("verifier")
+            return self._registry.get(ref).pool if isinstance(ref, str) else Pool.CPU
+        except (orjson.JSONDecodeError, AttributeError, UnknownVerifier):
+            return Pool.CPU

@@ -1,0 +1,96 @@
+"""Batch jobs: ``POST /v1/jobs`` (JSONL upload), status, ordered results, cancel."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.responses import StreamingResponse
+
+from service.errors import Conflict, NotFound, Unavailable
+from service.job_store import JobStatus
+from service.jobs import JobService
+from service.schemas import ErrorResponse, JobAccepted, JobInfo
+
+router = APIRouter(tags=["jobs"])
+
+JobId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs gave")]
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (401, 404, 409, 413, 429, 503)
+}
+
+
+def get_jobs(request: Request) -> JobService:
+    jobs: JobService | None = request.app.state.jobs
+    if jobs is None:
+        raise Unavailable("batch jobs need the distributed executor: set REFEREE_BROKER_URL")
+    return jobs
+
+
+JobsDep = Annotated[JobService, Depends(get_jobs)]
+
+
+@router.post(
+    "/v1/jobs",
+    response_model=JobAccepted,
+    status_code=202,
+    responses=_ERRORS,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-ndjson": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def submit(request: Request, jobs: JobsDep) -> JobAccepted:
+    """Upload items as JSONL (one item per line); they are scored in the background."""
+    job_id, total = await jobs.submit(request.stream())
+    return JobAccepted(id=job_id, total=total)
+
+
+@router.get("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
+async def status(job_id: JobId, jobs: JobsDep) -> JobInfo:
+    return describe(await found(jobs, job_id))
+
+
+@router.get(
+    "/v1/jobs/{job_id}/results",
+    responses={**_ERRORS, 200: {"content": {"application/x-ndjson": {}}}},
+)
+async def results(job_id: JobId, jobs: JobsDep) -> StreamingResponse:
+    """One result per input line, in input order, as JSONL. 409 until the job ends."""
+    job = await found(jobs, job_id)
+    if job.state not in ("done", "cancelled"):
+        raise Conflict(f"job {job_id} is {job.state} ({job.done}/{job.total} items scored)")
+    stream: AsyncIterator[bytes] = jobs.store.results(job_id, job.total)
+    return StreamingResponse(stream, media_type="application/x-ndjson")
+
+
+@router.delete("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
+async def cancel(job_id: JobId, jobs: JobsDep) -> JobInfo:
+    """Stop scoring the job's remaining items; results so far are kept."""
+    await found(jobs, job_id)
+    await jobs.store.cancel(job_id)
+    return describe(await found(jobs, job_id))
+
+
+async def found(jobs: JobService, job_id: str) -> JobStatus:
+    job = await jobs.status(job_id)
+    if job is None:
+        raise NotFound(f"no job {job_id} (never created, or expired)")
+    return job
+
+
+def describe(job: JobStatus) -> JobInfo:
+    progress = job.done / job.total if job.total else 1.0
+    return JobInfo(
+        id=job.id,
+        state=job.state,
+        total=job.total,
+        done=job.done,
+        progress=progress,
+        counts=job.counts,
+        created=job.created,
+        finished=job.finished,
+    )

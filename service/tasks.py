@@ -1,0 +1,68 @@
+"""The Celery tasks: decode, call the worker engine, encode. Nothing else lives here.
+
+Two payload shapes share one task name:
+- ``{"reply": KEY, "chunk": N, "items": [...], ...}`` from ``/v1/score``: the results
+  are pushed to the reply list the gateway is waiting on;
+- ``{"job": ID, "start": I, "stop": J, ...}`` from a batch job: the lines are read from
+  Redis and the results written once per item.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+import redis
+from celery import Celery
+
+from service.celery_app import TASK_NAME
+from service.job_store import JobWriter
+from service.jsonl import parse_line
+from service.settings import Settings
+from service.worker import WorkerEngine
+from verifiers.types import Item, Pool, Result
+
+REPLY_TTL_S = 600
+
+
+def register_tasks(
+    app: Celery, engine: WorkerEngine, client: redis.Redis, settings: Settings
+) -> None:
+    """Bind the scoring task to ``app`` for this worker process."""
+    writer = JobWriter(client)
+
+    @app.task(name=TASK_NAME, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+    def score_chunk(payload: dict[str, Any]) -> None:
+        if "job" in payload:
+            score_job_chunk(payload, engine, writer, settings)
+        else:
+            score_reply_chunk(payload, engine, client)
+
+
+def score_reply_chunk(payload: dict[str, Any], engine: WorkerEngine, client: redis.Redis) -> None:
+    items = [Item.model_validate(raw) for raw in payload["items"]]
+    results = engine.run(Pool(payload["pool"]), items, payload["item_timeout"], payload["deadline"])
+    reply = {"chunk": payload["chunk"], "results": [r.model_dump(mode="json") for r in results]}
+    pipe = client.pipeline()
+    pipe.rpush(payload["reply"], orjson.dumps(reply))
+    pipe.expire(payload["reply"], REPLY_TTL_S)
+    pipe.execute()
+
+
+def score_job_chunk(
+    payload: dict[str, Any], engine: WorkerEngine, writer: JobWriter, settings: Settings
+) -> None:
+    job, start, stop = payload["job"], payload["start"], payload["stop"]
+    if writer.state(job) != "running":
+        return  # cancelled or expired: nothing to do, and nothing to redo
+    # Jobs wait in the queue for as long as it takes, so their budget starts here, kept
+    # below the visibility timeout so the chunk is never redelivered while it runs.
+    deadline = time.time() + settings.visibility_timeout_s - 10
+    lines = writer.lines(job, start, stop)
+    entries = [parse_line(raw, start + offset + 1) for offset, raw in enumerate(lines)]
+    items = [entry for entry in entries if isinstance(entry, Item)]
+    pool = Pool(payload["pool"])
+    scored = iter(engine.run(pool, items, payload["item_timeout"], deadline))
+    results: list[Result] = [next(scored) if isinstance(e, Item) else e for e in entries]
+    writer.write(job, start, results, settings.job_ttl_s)
