@@ -26,8 +26,9 @@ def make_celery(settings: Settings) -> Celery:
         raise ValueError("broker_url is required for the distributed executor")
     app = Celery("referee", broker=settings.broker_url, set_as_current=False)
     # Time limits sit below the visibility timeout: a task still running is never
-    # redelivered to a second worker.
-    hard_limit = max(1, settings.visibility_timeout_s - 5)
+    # redelivered to a second worker. (Celery enforces them in prefork workers; ours use
+    # threads and the engine enforces per-item and per-chunk deadlines itself.)
+    hard_limit = settings.task_time_limit_s
     app.conf.update(
         task_queues=[Queue(pool.value, routing_key=pool.value) for pool in Pool],
         task_create_missing_queues=False,
@@ -39,7 +40,7 @@ def make_celery(settings: Settings) -> Celery:
         task_serializer="json",
         accept_content=["json"],
         task_time_limit=hard_limit,
-        task_soft_time_limit=max(1, hard_limit - 5),
+        task_soft_time_limit=hard_limit * 0.9,
         worker_prefetch_multiplier=1,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -64,9 +65,15 @@ def score(
     server: Annotated[str | None, typer.Option(help="Score on this server, not here")] = None,
     api_key: Annotated[str | None, typer.Option(envvar="REFEREE_API_KEY")] = None,
     batch_size: Annotated[int, typer.Option(min=1, max=10_000)] = 512,
+    job_threshold: Annotated[
+        int, typer.Option(help="With --server, files of more items go as a batch job")
+    ] = 20_000,
 ) -> None:
     """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order."""
     total = count_lines(source)
+    if server and total > job_threshold:
+        _score_as_job(source, output, server, api_key, total)
+        return
     with ExitStack() as stack:
         sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
         scorer = stack.enter_context(_scorer(server, api_key))
@@ -74,6 +81,30 @@ def score(
         task = progress.add_task("scoring", total=total)
         summary = score_file(source, sink, scorer, batch_size, lambda n: progress.advance(task, n))
     _print_summary(summary)
+
+
+def _score_as_job(
+    source: Path, output: Path | None, server: str, api_key: str | None, total: int
+) -> None:
+    from service.client import Client
+    from service.jsonl import read_results
+
+    with Client(server, api_key) as client, _progress(total) as progress:
+        task = progress.add_task("uploading", total=total)
+        job_id = client.submit_job(source)
+        progress.update(task, description=f"job {job_id[:8]}")
+        while (status := client.job(job_id))["state"] not in ("done", "cancelled"):
+            progress.update(task, completed=status["done"])
+            time.sleep(0.5)
+        progress.update(task, completed=status["done"])
+        with ExitStack() as stack:
+            sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
+            client.job_results(job_id, sink)
+    if output is not None:
+        summary = Summary()
+        for result in read_results(output):
+            summary.add(result)
+        _print_summary(summary)
 
 
 @app.command("verifiers")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
 
 import httpx
 
@@ -32,11 +34,50 @@ class Client:
         }
         if deadline_s is not None:
             body["deadline_s"] = deadline_s
-        response = self._http.post("/v1/score", json=body)
-        if response.status_code != 200:
+        data = self._ok(self._http.post("/v1/score", json=body))
+        return [Result.model_validate(r) for r in data["results"]]
+
+    def submit_job(self, path: Path) -> str:
+        """Upload a JSONL file of items as a batch job (streamed); returns the job id."""
+        with path.open("rb") as handle:
+            response = self._http.post(
+                "/v1/jobs",
+                content=_chunks(handle),
+                headers={"Content-Type": "application/x-ndjson"},
+            )
+        return str(self._ok(response)["id"])
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """The job's state, counts by status and progress."""
+        return self._ok(self._http.get(f"/v1/jobs/{job_id}"))
+
+    def job_results(self, job_id: str, sink: IO[bytes]) -> None:
+        """Write the finished job's results (JSONL, input order) to ``sink``."""
+        with self._http.stream("GET", f"/v1/jobs/{job_id}/results") as response:
+            if response.status_code != 200:
+                response.read()
+                self._ok(response)
+            for chunk in response.iter_bytes():
+                sink.write(chunk)
+
+    def cancel_job(self, job_id: str) -> dict[str, Any]:
+        return self._ok(self._http.delete(f"/v1/jobs/{job_id}"))
+
+    def wait_job(self, job_id: str, poll_s: float = 0.5, timeout_s: float = 3600) -> dict[str, Any]:
+        """Poll until the job is done or cancelled; returns its final status."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = self.job(job_id)
+            if status["state"] in ("done", "cancelled") or time.monotonic() > deadline:
+                return status
+            time.sleep(poll_s)
+
+    def _ok(self, response: httpx.Response) -> dict[str, Any]:
+        if response.status_code >= 300:
             error = _error_of(response)
             raise RefereeError(response.status_code, error["code"], error["message"])
-        return [Result.model_validate(r) for r in response.json()["results"]]
+        data: dict[str, Any] = response.json()
+        return data
 
     def close(self) -> None:
         self._http.close()
@@ -46,6 +87,11 @@ class Client:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _chunks(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
+    while chunk := handle.read(size):
+        yield chunk
 
 
 def _error_of(response: httpx.Response) -> dict[str, str]:

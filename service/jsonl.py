@@ -42,5 +42,13 @@ def count_lines(path: Path) -> int:
         return sum(1 for line in handle if line.strip())
 
 
+def read_results(path: Path) -> Iterator[Result]:
+    """Results from a JSONL file written by `write_result` or a job download."""
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                yield Result.model_validate(orjson.loads(raw))
+
+
 def write_result(handle: IO[bytes], result: Result) -> None:
     handle.write(orjson.dumps(result.model_dump(mode="json")) + b"\n")

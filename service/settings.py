@@ -53,6 +53,13 @@ class Settings(BaseSettings):
     visibility_timeout_s: int = Field(default=3600, ge=5)
     """Seconds before Redis redelivers a task whose worker took it and vanished. Task
     time limits stay below it so a slow task is never delivered twice while running."""
+
+    @property
+    def task_time_limit_s(self) -> float:
+        """Hard limit of one task: below the visibility timeout, so a task that is still
+        running is never delivered to a second worker."""
+        return self.visibility_timeout_s * 0.9
+
     max_queue_depth: int = Field(default=10_000, ge=1)
     """Tasks waiting in one pool's queue beyond which new work gets 429."""
     max_job_bytes: int = Field(default=4 * 1024**3, ge=1024)

@@ -58,7 +58,7 @@ def score_job_chunk(
         return  # cancelled or expired: nothing to do, and nothing to redo
     # Jobs wait in the queue for as long as it takes, so their budget starts here, kept
     # below the visibility timeout so the chunk is never redelivered while it runs.
-    deadline = time.time() + settings.visibility_timeout_s - 10
+    deadline = time.time() + settings.task_time_limit_s
     lines = writer.lines(job, start, stop)
     entries = [parse_line(raw, start + offset + 1) for offset, raw in enumerate(lines)]
     items = [entry for entry in entries if isinstance(entry, Item)]

@@ -1,0 +1,178 @@
+"""``/v1/score``, jobs, readiness and overload on the Celery executor, end to end."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from service.client import Client, RefereeError
+from tests.service.distributed.conftest import Cluster, make_cluster
+
+pytestmark = pytest.mark.integration
+
+
+def score(url: str, items: list[dict[str, Any]], **body: Any) -> httpx.Response:
+    return httpx.post(f"{url}/v1/score", json={"items": items, **body}, timeout=60)
+
+
+def write_items(path: Path, count: int, **extra: Any) -> Path:
+    lines = [
+        orjson.dumps(
+            {
+                "id": str(i),
+                "verifier": "string",
+                "response": "a" if i % 2 else "b",
+                "reference": "a",
+                **extra,
+            }
+        )
+        for i in range(count)
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def test_score_on_workers_keeps_order_statuses_and_kills_hangs(cluster: Cluster) -> None:
+    items = [
+        {"id": str(i), "verifier": "string", "response": "a", "reference": "a"} for i in range(600)
+    ]
+    items[10] = {"id": "10", "verifier": "hang", "response": "x"}
+    items[20] = {"id": "20", "verifier": "nope", "response": "x"}
+    response = score(cluster.url, items, item_timeout_s=1)
+    assert response.status_code == 200
+    results = response.json()["results"]
+    assert [r["id"] for r in results] == [str(i) for i in range(600)]
+    assert results[10]["status"] == "timeout" and results[10]["error"]["code"] == "item_timeout"
+    assert results[20]["status"] == "invalid"
+    assert sum(r["status"] == "ok" for r in results) == 598
+
+
+def test_readyz_reports_broker_and_consumers_per_pool(cluster: Cluster) -> None:
+    body = httpx.get(f"{cluster.url}/readyz").json()
+    assert body["ready"] is True and body["executor"] == "celery"
+    assert body["pools"]["cpu"]["consumers"] == 1
+    assert body["pools"]["io"]["consumers"] == 0
+
+
+def test_without_workers_items_time_out_at_the_deadline_and_readyz_says_why(
+    tmp_path: Path,
+) -> None:
+    cluster = make_cluster(tmp_path)
+    try:
+        cluster.start_gateway()
+        ready = httpx.get(f"{cluster.url}/readyz")
+        assert ready.status_code == 503
+        assert any("no worker consumes the cpu queue" in p for p in ready.json()["problems"])
+        start = time.monotonic()
+        response = score(cluster.url, [{"verifier": "string", "response": "a"}], deadline_s=1)
+        assert time.monotonic() - start < 3
+        assert response.json()["results"][0]["status"] == "timeout"
+    finally:
+        cluster.stop_all()
+
+
+def test_deep_queue_gets_429_with_retry_after(tmp_path: Path) -> None:
+    cluster = make_cluster(tmp_path, REFEREE_MAX_QUEUE_DEPTH="3")
+    try:
+        cluster.start_gateway()  # no workers: tasks pile up
+        items = [{"verifier": "string", "response": "a", "reference": "a"}] * (256 * 5)
+        first = score(cluster.url, items, deadline_s=0.5)
+        assert first.status_code == 200
+        refused = score(cluster.url, items[:1], deadline_s=0.5)
+        assert refused.status_code == 429
+        assert refused.headers["Retry-After"].isdigit()
+        assert refused.json()["error"]["code"] == "overloaded"
+    finally:
+        cluster.stop_all()
+
+
+def test_job_lifecycle(cluster: Cluster, tmp_path: Path) -> None:
+    source = write_items(tmp_path / "items.jsonl", 3000)
+    with source.open("ab") as handle:
+        handle.write(b"not json\n\n" + orjson.dumps({"verifier": "string"}) + b"\n")
+    with Client(cluster.url) as client:
+        job_id = client.submit_job(source)
+        final = client.wait_job(job_id, poll_s=0.2, timeout_s=60)
+        assert final["state"] == "done" and final["total"] == 3002 and final["done"] == 3002
+        assert final["counts"] == {"ok": 3000, "invalid": 2}
+        out = tmp_path / "out.jsonl"
+        with out.open("wb") as sink:
+            client.job_results(job_id, sink)
+    results = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert [r["id"] for r in results[:3000]] == [str(i) for i in range(3000)]
+    assert [r["reward"] for r in results[:4]] == [0.0, 1.0, 0.0, 1.0]
+    assert [r["error"]["code"] for r in results[3000:]] == ["malformed_line"] * 2
+
+
+def test_job_errors_use_the_error_shape(cluster: Cluster) -> None:
+    with Client(cluster.url) as client:
+        with pytest.raises(RefereeError) as missing:
+            client.job("0" * 32)
+        assert missing.value.status == 404
+        with pytest.raises(RefereeError) as malformed:
+            client.job("not-a-job-id")
+        assert malformed.value.status == 422
+
+
+def test_cancel_stops_a_job_and_keeps_alignment(cluster: Cluster, tmp_path: Path) -> None:
+    source = tmp_path / "slow.jsonl"
+    lines = [
+        orjson.dumps(
+            {"id": str(i), "verifier": "slow", "response": "x", "params": {"seconds": 0.05}}
+        )
+        for i in range(400)
+    ]
+    source.write_bytes(b"\n".join(lines))
+    with Client(cluster.url) as client:
+        job_id = client.submit_job(source)
+        with pytest.raises(RefereeError) as running:
+            client.job_results(job_id, (tmp_path / "early.jsonl").open("wb"))
+        assert running.value.status == 409
+        cancelled = client.cancel_job(job_id)
+        assert cancelled["state"] == "cancelled"
+        out = tmp_path / "out.jsonl"
+        with out.open("wb") as sink:
+            client.job_results(job_id, sink)
+    results = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert len(results) == 400
+    codes = {r["error"]["code"] for r in results if r["status"] != "ok"}
+    assert codes == {"cancelled"}
+
+
+def test_cli_uses_a_job_for_large_files(cluster: Cluster, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    source = write_items(tmp_path / "items.jsonl", 1200)
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "score",
+            str(source),
+            "-o",
+            str(out),
+            "--server",
+            cluster.url,
+            "--job-threshold",
+            "1000",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "job " in done.stderr
+    results = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert [r["id"] for r in results] == [str(i) for i in range(1200)]
