@@ -9,6 +9,7 @@ imported.
 from __future__ import annotations
 
 from verifiers.base import Verifier
+from verifiers.math import MathVerifier
 from verifiers.rules.calibration import CalibrationVerifier
 from verifiers.rules.choice import ChoiceVerifier
 from verifiers.rules.composite import CompositeVerifier
@@ -28,4 +29,5 @@ def builtin_verifiers() -> list[Verifier]:
         SimilarityVerifier(),
         CompositeVerifier(),
         CalibrationVerifier(),
+        MathVerifier(),
     ]

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.verifiers.math.cases import CASES
+from verifiers import Status
+
+
+@pytest.mark.parametrize(("category", "gold", "response", "expected"), CASES)
+def test_labelled_suite(score, category, gold, response, expected) -> None:  # type: ignore[no-untyped-def]
+    result = score("math", response, gold)
+    assert result.status == Status.OK, result.error
+    assert result.reward == float(expected), (category, result.details)
+    assert result.verifier == "math@1"
+    details = result.details
+    assert details["source"] == "boxed"
+    assert "gold_normalized" in details
+    assert "pred_normalized" in details
+    assert details["rule"]
+
+
+def test_suite_covers_every_category_both_ways() -> None:
+    seen: dict[str, set[int]] = {}
+    for category, _, _, expected in CASES:
+        seen.setdefault(category, set()).add(expected)
+    assert len(CASES) >= 300
+    for category, labels in seen.items():
+        assert labels == {0, 1}, category

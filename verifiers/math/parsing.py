@@ -1,0 +1,354 @@
+"""Turn a normalised answer into a comparable node: numbers by the fast path, the rest by
+latex2sympy2_extended (cached), with the top-level structure (lists, sets, tuples,
+intervals, unions, equations) split here so that each element can take the fast path too.
+
+Nodes:
+
+- `Scalar`: an exact `Number` from the fast path, or a sympy expression;
+- `Seq`: ``\\{a, b\\}`` (set), ``(a, b, c)`` (tuple), ``[a, b, c]`` (list), ``a, b`` (bare
+  list);
+- `Interval`: a two-element bracket pair ``(a,b)``, ``[a,b]``, ``[a,b)``, ``(a,b]``; ``(a,b)``
+  is also how an ordered pair is written, and compares element-wise either way;
+- `Union`: parts joined by ``\\cup``;
+- `Equation`: ``lhs = rhs``;
+- `SympyObject`: whatever else latex2sympy returns (relations, matrices, sets).
+
+Guards against pathological input run before the parser: answer length, brace depth, and
+numeric power towers or factorials of huge numbers, which are refused (`Unsafe`) instead
+of being handed to sympy, which would try to evaluate them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import sympy
+from latex2sympy2_extended import latex2sympy
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig
+from latex2sympy2_extended.math_normalization import NormalizationConfig
+
+from verifiers.math.fastpath import NotFast, Number, TooLarge, fast_number
+
+MAX_ANSWER_CHARS = 1_000
+MAX_DEPTH = 32
+MAX_ELEMENTS = 64
+
+_NORMALIZATION = NormalizationConfig(
+    basic_latex=True, units=False, malformed_operators=True, nits=False, boxed="none"
+)
+_CONVERSION = ConversionConfig(
+    interpret_as_mixed_fractions=True,
+    interpret_simple_eq_as_assignment=False,
+    interpret_contains_as_eq=True,
+    lowercase_symbols=False,
+)
+
+
+class Unparsable(Exception):
+    """The text is not an answer we can read."""
+
+
+class Unsafe(Unparsable):
+    """The text would take unreasonable time or memory to evaluate."""
+
+
+@dataclass(frozen=True)
+class Scalar:
+    text: str
+    number: Number | None = None
+    expr: Any = None
+
+    def sympy(self) -> Any:
+        if self.expr is not None:
+            return self.expr
+        assert self.number is not None
+        value = self.number.value
+        return sympy.Rational(value.numerator, value.denominator)
+
+
+@dataclass(frozen=True)
+class Seq:
+    kind: str  # "set", "tuple", "list", "bare"
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Interval:
+    lo: Node
+    hi: Node
+    left_open: bool
+    right_open: bool
+
+
+@dataclass(frozen=True)
+class Union:
+    parts: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Equation:
+    lhs: str
+    rhs: Node
+    lhs_expr: Any = None
+
+
+@dataclass(frozen=True)
+class SympyObject:
+    value: Any
+
+
+Node = Scalar | Seq | Interval | Union | Equation | SympyObject
+
+
+def parse_answer(text: str) -> Node:
+    """The node for a normalised answer; raises `Unparsable` (or `Unsafe`)."""
+    if len(text) > MAX_ANSWER_CHARS:
+        raise Unsafe(f"answer longer than {MAX_ANSWER_CHARS} characters")
+    if not text.strip():
+        raise Unparsable("empty answer")
+    return _parse_cached(text.strip())
+
+
+@lru_cache(maxsize=8192)
+def _parse_cached(text: str) -> Node:
+    return _node(text, 0)
+
+
+def _node(text: str, depth: int) -> Node:
+    if depth > 4:
+        raise Unparsable("nested too deeply")
+    text = text.strip()
+    if not text:
+        raise Unparsable("empty element")
+    try:
+        return Scalar(text, number=fast_number(text))
+    except NotFast:
+        pass
+    except TooLarge as exc:
+        raise Unsafe(str(exc)) from None
+    _check_depth(text)
+    parts = _split_top(text, r"\cup")
+    if len(parts) > 1:
+        return Union(tuple(_node(p, depth + 1) for p in parts))
+    if " or " in text and _is_relation(text):
+        relations = [_latex(part) for part in text.split(" or ")]
+        if all(isinstance(r, sympy.core.relational.Relational | sympy.And) for r in relations):
+            return SympyObject(sympy.Or(*relations))
+    structured = _bracketed(text, depth)
+    if structured is not None:
+        return structured
+    commas = _split_top(text, ",")
+    if len(commas) > 1:
+        if len(commas) > MAX_ELEMENTS:
+            raise Unparsable("too many elements")
+        return Seq("bare", tuple(_node(p, depth + 1) for p in commas))
+    sides = _split_top(text, "=")
+    if len(sides) == 2 and sides[0].strip() and not _is_relation(text):
+        lhs = sides[0].strip()
+        return Equation(lhs, _node(sides[1], depth + 1), _lhs_expr(lhs))
+    if len(sides) > 2 and not _is_relation(text):
+        # a chain "x = 2 + 3 = 5": the last side is the value
+        return _node(sides[-1], depth + 1)
+    if r"\in" in text:
+        found = re.match(r"^\s*([A-Za-z])\s*\\in(?![a-zA-Z])(.*)$", text, re.S)
+        if found:
+            return Equation(
+                found.group(1), _node(found.group(2), depth + 1), _lhs_expr(found.group(1))
+            )
+    return _from_sympy(text, _latex(text))
+
+
+_PAIRS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle"}
+
+
+def _bracketed(text: str, depth: int) -> Node | None:
+    """A bracketed list, set, tuple or interval spanning the whole text; else None."""
+    opener = next((o for o in ("\\{", "\\langle", "(", "[") if text.startswith(o)), None)
+    if opener is None:
+        return None
+    closer = next((c for c in ("\\}", "\\rangle", ")", "]") if text.endswith(c)), None)
+    if closer is None:
+        return None
+    inner = text[len(opener) : len(text) - len(closer)]
+    if not _balanced(inner):
+        return None
+    items = _split_top(inner, ",")
+    if len(items) > MAX_ELEMENTS:
+        raise Unparsable("too many elements")
+    if opener == "\\{":
+        if closer != "\\}":
+            return None
+        if not inner.strip():
+            return Seq("set", ())
+        return Seq("set", tuple(_node(i, depth + 1) for i in items))
+    if opener == "\\langle":
+        return (
+            Seq("tuple", tuple(_node(i, depth + 1) for i in items))
+            if closer == "\\rangle"
+            else None
+        )
+    if closer not in (")", "]"):
+        return None
+    if len(items) == 2:
+        return Interval(
+            _node(items[0], depth + 1),
+            _node(items[1], depth + 1),
+            left_open=opener == "(",
+            right_open=closer == ")",
+        )
+    if len(items) > 2 and _PAIRS[opener] == closer:
+        return Seq("tuple" if opener == "(" else "list", tuple(_node(i, depth + 1) for i in items))
+    return None
+
+
+_OPEN = re.compile(r"\\\{|\\langle|[({\[]")
+_CLOSE = re.compile(r"\\\}|\\rangle|[)}\]]")
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for token in re.finditer(r"\\\{|\\\}|\\langle|\\rangle|[(){}\[\]]", text):
+        depth += 1 if _OPEN.fullmatch(token.group()) else -1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split ``text`` at ``sep`` where no bracket is open."""
+    if sep not in text:
+        return [text]
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if text.startswith(sep, i) and depth == 0 and sep.startswith("\\"):
+                end = i + len(sep)
+                if end >= n or not text[end].isalpha():
+                    parts.append(text[start:i])
+                    start = i = end
+                    continue
+            if text.startswith("\\{", i) or text.startswith("\\langle", i):
+                depth += 1
+            elif text.startswith("\\}", i) or text.startswith("\\rangle", i):
+                depth -= 1
+            elif text.startswith("\\begin", i):
+                depth += 1
+            elif text.startswith("\\end", i):
+                depth -= 1
+            i += 2 if i + 1 < n and not text[i + 1].isalpha() else 1
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i) and not sep.startswith("\\"):
+            if sep == "=" and (text[i - 1 : i] in "<>!" and i > 0):
+                i += 1
+                continue
+            parts.append(text[start:i])
+            start = i + len(sep)
+        i += 1
+    parts.append(text[start:])
+    return parts
+
+
+_RELATION = re.compile(r"<|>|\\le|\\ge|\\lt|\\gt|\\leq|\\geq|\\neq|\\ne(?![a-zA-Z])")
+
+
+def _is_relation(text: str) -> bool:
+    return _RELATION.search(text) is not None
+
+
+def _check_depth(text: str) -> None:
+    depth = peak = 0
+    for ch in text:
+        if ch in "({[":
+            depth += 1
+            peak = max(peak, depth)
+        elif ch in ")}]":
+            depth -= 1
+    if peak > MAX_DEPTH:
+        raise Unsafe(f"brackets nest deeper than {MAX_DEPTH}")
+
+
+_POWER_GROUP = re.compile(r"\^\s*\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+_BIG_INT = re.compile(r"\d{7,}")
+_SUM_BOUND = re.compile(r"\\(?:sum|prod)\s*_\s*\{[^{}]*\}\s*\^\s*\{?\s*(\d+)")
+_FACTORIAL_ARG = re.compile(r"(\d+)\s*!")
+
+
+_COMMAND_NAME = re.compile(r"\\[a-zA-Z]+")
+
+
+def _has_variable(text: str) -> bool:
+    """Whether ``text`` names a variable (a letter other than e outside LaTeX commands)."""
+    bare = _COMMAND_NAME.sub(" ", text)
+    return any(c.isalpha() and c != "e" for c in bare)
+
+
+def _guard(text: str) -> None:
+    """Refuse numeric work that sympy would evaluate eagerly and never finish."""
+    for group in _POWER_GROUP.finditer(text):
+        exponent = group.group(1)
+        if _BIG_INT.search(exponent):
+            raise Unsafe("huge exponent")
+        if ("^" in exponent or "!" in exponent) and not _has_variable(exponent):
+            raise Unsafe("numeric power tower")
+        digits = re.fullmatch(r"\s*-?\s*(\d+)\s*", exponent)
+        if digits and int(digits.group(1)) > 10_000:
+            raise Unsafe("huge exponent")
+    for found in _FACTORIAL_ARG.finditer(text):
+        if len(found.group(1)) > 4 or int(found.group(1)) > 5_000:
+            raise Unsafe("factorial of a huge number")
+    if "!" in text and re.search(r"[)}]\s*!", text) and "^" in text:
+        raise Unsafe("factorial of a power")
+    for bound in _SUM_BOUND.finditer(text):
+        if int(bound.group(1)) > 1_000:
+            raise Unsafe("sum or product over too many terms")
+    if re.search(r"\\binom|\\choose", text) and _BIG_INT.search(text):
+        raise Unsafe("binomial of huge numbers")
+
+
+@lru_cache(maxsize=8192)
+def _latex(text: str) -> Any:
+    _guard(text)
+    try:
+        return latex2sympy(text, normalization_config=_NORMALIZATION, conversion_config=_CONVERSION)
+    except (MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the parser raises bare Exceptions
+        raise Unparsable(f"not parsable: {str(exc).splitlines()[0][:120]}") from None
+
+
+def _lhs_expr(lhs: str) -> Any:
+    try:
+        value = _latex(lhs)
+    except Unparsable:
+        return None
+    return value if isinstance(value, sympy.Expr) else None
+
+
+def _from_sympy(text: str, value: Any) -> Node:
+    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.Tuple):
+        return Scalar(text, expr=value)
+    if isinstance(value, sympy.Eq):
+        lhs, rhs = value.lhs, value.rhs
+        right: Node = Scalar(text, expr=rhs) if isinstance(rhs, sympy.Expr) else SympyObject(rhs)
+        return Equation(str(lhs) if lhs.is_Symbol else text, right, lhs)
+    return SympyObject(value)
+
+
+def warm_up() -> None:
+    """Build the ANTLR parser tables once (the first parse is ~50 ms slower)."""
+    for sample in (r"\frac{\sqrt{2}}{2}+x^2", r"x \le 3", r"\begin{pmatrix}1\\2\end{pmatrix}"):
+        with contextlib.suppress(Unparsable):
+            _latex(sample)
