@@ -15,6 +15,7 @@ from service.job_store import JobStore
 from service.jobs import JobService
 from service.metrics import Metrics
 from service.middleware import BodyLimit, RequestMetrics
+from service.rate_limit import RateLimiter
 from service.responses import JSONBytes
 from service.routes import health, jobs, score, verifiers
 from service.settings import Settings
@@ -64,6 +65,7 @@ def create_app(
     app.state.metrics = metrics
     app.state.dispatcher = Dispatcher(settings, registry, executor, metrics)
     app.state.jobs = build_jobs(settings, registry, executor)
+    app.state.rate_limiter = build_rate_limiter(settings, executor)
     install_error_handlers(app)
     app.include_router(health.router)
     protected = [Depends(require_api_key)]
@@ -74,6 +76,16 @@ def create_app(
     streamed = {"/v1/jobs": settings.max_job_bytes}
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, streamed=streamed)
     return app
+
+
+def build_rate_limiter(settings: Settings, executor: Executor) -> RateLimiter | None:
+    """Per-key limits when configured; shared through Redis in distributed mode."""
+    from service.celery_executor import CeleryExecutor
+
+    if settings.rate_limit_items_per_s is None:
+        return None
+    client = executor.redis if isinstance(executor, CeleryExecutor) else None
+    return RateLimiter(settings.rate_limit_items_per_s, settings.rate_limit_burst, client)
 
 
 def build_jobs(settings: Settings, registry: Registry, executor: Executor) -> JobService | None:

@@ -61,7 +61,7 @@ class CeleryExecutor:
         self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
     ) -> list[Result]:
         reply = f"{REPLY_PREFIX}{uuid.uuid4().hex}"
-        size = CHUNK_SIZE[pool]
+        size = self.settings.chunk_size or CHUNK_SIZE[pool]
         chunks = [items[i : i + size] for i in range(0, len(items), size)]
         deadline_ts = time.time() + (deadline - time.monotonic())
         await asyncio.to_thread(self._publish, pool, chunks, reply, item_timeout, deadline_ts)

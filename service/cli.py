@@ -121,6 +121,19 @@ def list_verifiers() -> None:
         console.print(f"[yellow]plugin {name} failed to load:[/] {error}")
 
 
+@app.command()
+def doctor(
+    smoke: Annotated[bool, typer.Option(help="Run a hello world per language")] = True,
+) -> None:
+    """Report which sandbox backends and languages work on this host."""
+    from sandbox.doctor import check_host
+
+    table = Table("component", "ok", "detail")
+    for check in check_host(smoke=smoke):
+        table.add_row(check.component, "[green]yes[/]" if check.ok else "[red]no[/]", check.detail)
+    Console().print(table)
+
+
 class _ServerScorer:
     def __init__(self, url: str, api_key: str | None) -> None:
         from service.client import Client

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -11,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from service.dispatch import Dispatcher
 from service.errors import Unauthorized
 from service.metrics import Metrics
+from service.rate_limit import RateLimiter
 from service.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False)
@@ -29,6 +31,11 @@ def get_settings(request: Request) -> Settings:
 def get_metrics(request: Request) -> Metrics:
     metrics: Metrics = request.app.state.metrics
     return metrics
+
+
+def get_rate_limiter(request: Request) -> RateLimiter | None:
+    limiter: RateLimiter | None = request.app.state.rate_limiter
+    return limiter
 
 
 DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
@@ -53,3 +60,27 @@ def require_api_key(
         matched |= hmac.compare_digest(token, key.get_secret_value().encode())
     if not matched:
         raise Unauthorized("a valid API key is required: Authorization: Bearer <key>")
+
+
+@dataclass
+class Caller:
+    """Who is calling, for per-key budgets: the bearer token (or one shared anonymous
+    bucket when the server has no keys)."""
+
+    key: str
+    limiter: RateLimiter | None
+
+    async def spend(self, items: int) -> None:
+        """Take ``items`` from this caller's rate budget, or raise `Overloaded` (429)."""
+        if self.limiter is not None:
+            await self.limiter.take(self.key, items)
+
+
+def get_caller(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    limiter: Annotated[RateLimiter | None, Depends(get_rate_limiter)],
+) -> Caller:
+    return Caller(key=credentials.credentials if credentials else "", limiter=limiter)
+
+
+CallerDep = Annotated[Caller, Depends(get_caller)]

@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     rate_limit_items_per_s: float | None = Field(default=None, gt=0)
     """Per API key: sustained items per second (token bucket in Redis); None = off."""
     rate_limit_burst: int = Field(default=10_000, ge=1)
+    chunk_size: int | None = Field(default=None, ge=1)
+    """Items per Celery task for every pool, overriding the per-pool defaults (benchmarks
+    use 1 to measure one-task-per-item dispatch)."""
 
     @field_validator("api_keys", mode="before")
     @classmethod

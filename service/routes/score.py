@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from service.deps import DispatcherDep, SettingsDep
+from service.deps import CallerDep, DispatcherDep, SettingsDep
 from service.errors import PayloadTooLarge
 from service.responses import JSONBytes
 from service.schemas import ErrorResponse, ScoreRequest, ScoreResponse
@@ -21,7 +21,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 @router.post("/v1/score", response_model=ScoreResponse, responses=_ERRORS)
 async def score(
-    request: ScoreRequest, dispatcher: DispatcherDep, settings: SettingsDep
+    request: ScoreRequest, dispatcher: DispatcherDep, settings: SettingsDep, caller: CallerDep
 ) -> JSONBytes:
     """Score one item or thousands. Per-item problems come back as per-item statuses."""
     if len(request.items) > settings.max_items_per_request:
@@ -29,6 +29,7 @@ async def score(
             f"items: {len(request.items)} items exceeds the limit of "
             f"{settings.max_items_per_request} per request; use /v1/jobs for large files"
         )
+    await caller.spend(len(request.items))
     budget = dispatcher.budget(request.deadline_s, request.item_timeout_s)
     results = await dispatcher.score(request.items, budget)
     groups = dispatcher.groups(request.items, results, request.pass_threshold)

@@ -55,3 +55,22 @@ def test_health_routes_stay_open(keyed: TestClient) -> None:
 
 def test_no_keys_means_open(client: TestClient) -> None:
     assert client.post("/v1/score", json=ITEM).status_code == 200
+
+
+def test_embedded_rate_limit_is_per_key() -> None:
+    settings = small_settings(
+        api_keys="k1,k2", cpu_workers=1, rate_limit_items_per_s=1, rate_limit_burst=3
+    )
+    with TestClient(create_app(settings)) as client:
+        items = {"items": [{"verifier": "string", "response": "a", "reference": "a"}] * 2}
+
+        def post(key: str) -> int:
+            headers = {"Authorization": f"Bearer {key}"}
+            return client.post("/v1/score", json=items, headers=headers).status_code
+
+        assert post("k1") == 200
+        assert post("k1") == 429  # 2 + 2 > burst 3
+        assert post("k2") == 200
+        too_many = {"items": items["items"] * 2}
+        response = client.post("/v1/score", json=too_many, headers={"Authorization": "Bearer k2"})
+        assert response.status_code == 429 and "burst" in response.json()["error"]["message"]

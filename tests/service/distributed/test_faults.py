@@ -25,8 +25,9 @@ TOTAL = 5000
 
 def slow_job(path: Path, seconds: float = 0.002) -> Path:
     lines = [
-        orjson.dumps({"id": str(i), "verifier": "slow", "response": "x",
-                      "params": {"seconds": seconds}})
+        orjson.dumps(
+            {"id": str(i), "verifier": "slow", "response": "x", "params": {"seconds": seconds}}
+        )
         for i in range(TOTAL)
     ]
     path.write_bytes(b"\n".join(lines) + b"\n")

@@ -176,3 +176,36 @@ def test_cli_uses_a_job_for_large_files(cluster: Cluster, tmp_path: Path) -> Non
     assert "job " in done.stderr
     results = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     assert [r["id"] for r in results] == [str(i) for i in range(1200)]
+
+
+def test_rate_limit_per_api_key_is_shared_through_redis(tmp_path: Path) -> None:
+    cluster = make_cluster(
+        tmp_path,
+        REFEREE_API_KEYS="alpha,beta",
+        REFEREE_RATE_LIMIT_ITEMS_PER_S="1",
+        REFEREE_RATE_LIMIT_BURST="10",
+    )
+    try:
+        cluster.start_gateway()
+        cluster.start_worker()
+        cluster.wait_consumers("cpu", 1)  # /readyz stays open with keys set
+        items = [{"verifier": "string", "response": "a", "reference": "a"}] * 6
+
+        def post(key: str) -> httpx.Response:
+            return httpx.post(
+                f"{cluster.url}/v1/score",
+                json={"items": items},
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=30,
+            )
+
+        assert post("alpha").status_code == 200
+        refused = post("alpha")  # 6 + 6 > burst 10 at 1 item/s
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert "rate limit" in refused.json()["error"]["message"]
+        assert post("beta").status_code == 200  # another key, another bucket
+        stored = [k for k in cluster.redis().scan_iter("referee:rate:*")]
+        assert len(stored) == 2 and b"alpha" not in b"".join(stored)  # keys are hashed
+    finally:
+        cluster.stop_all()
