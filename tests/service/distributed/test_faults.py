@@ -7,7 +7,6 @@ the counts add up to it, and every input id appears once, in order, with reward 
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path

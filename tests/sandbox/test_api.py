@@ -1,0 +1,149 @@
+"""The API's contract, one status at a time, on the real bwrap backend (and the process
+backend where it matters): what each status means and what comes back with it."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from sandbox import (
+    Case,
+    CaseStatus,
+    CompileStatus,
+    Limits,
+    Program,
+    Sandbox,
+    SandboxSettings,
+    SandboxStatus,
+)
+
+from .conftest import FAST
+
+
+def py(source: str) -> Program:
+    return Program(language="python3", source=source)
+
+
+STATUS_ROWS = [
+    ("ok", "print('hi')", CaseStatus.OK),
+    ("runtime_error", "raise ValueError('boom')", CaseStatus.RUNTIME_ERROR),
+    ("exit_code", "import sys; sys.exit(7)", CaseStatus.RUNTIME_ERROR),
+    ("wall_timeout", "import time; time.sleep(30)", CaseStatus.TIMEOUT),
+    ("cpu_timeout", "while True: pass", CaseStatus.TIMEOUT),
+    ("memory_limit", "x = [bytearray(1 << 20) for _ in range(1000)]", CaseStatus.MEMORY_LIMIT),
+    (
+        "output_limit",
+        "import sys\nwhile True: sys.stdout.write('x' * 4096)",
+        CaseStatus.OUTPUT_LIMIT,
+    ),
+    ("signal", "import ctypes; ctypes.string_at(0)", CaseStatus.SIGNAL),
+]
+
+
+@pytest.mark.parametrize(("name", "source", "status"), STATUS_ROWS, ids=[r[0] for r in STATUS_ROWS])
+def test_status(any_sandbox: Sandbox, name: str, source: str, status: CaseStatus) -> None:
+    report = any_sandbox.run(py(source), [Case()])
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert case.status is status, case
+    if status is CaseStatus.TIMEOUT:
+        assert case.wall_s < FAST.wall_s + 1.0
+    if status is CaseStatus.SIGNAL:
+        assert (case.signal, case.exit_code) == (11, None)
+
+
+def test_stdin_argv_and_files(any_sandbox: Sandbox) -> None:
+    source = "import sys\nprint(input(), sys.argv[1:], open('data.txt').read())"
+    case = Case(stdin="in\n", argv=["a", "b"], files={"data.txt": "file"})
+    [out] = any_sandbox.run(py(source), [case]).cases
+    assert (out.status, out.stdout) == (CaseStatus.OK, "in ['a', 'b'] file\n"), out.stderr
+
+
+def test_program_files_are_importable(any_sandbox: Sandbox) -> None:
+    program = Program(
+        language="python3", source="import helper\nprint(helper.X)", files={"helper.py": "X = 42"}
+    )
+    [out] = any_sandbox.run(program, [Case()]).cases
+    assert out.stdout == "42\n", out.stderr
+
+
+def test_cases_keep_their_order_and_are_independent(any_sandbox: Sandbox) -> None:
+    source = (
+        "import os\nn = int(input())\nassert not os.path.exists('mark')\n"
+        "open('mark', 'w').write('x')\nprint(n * n)"
+    )
+    cases = [Case(stdin=f"{i}\n") for i in range(8)]
+    outs = any_sandbox.run(py(source), cases).cases
+    assert [o.stdout for o in outs] == [f"{i * i}\n" for i in range(8)]
+
+
+def test_ten_megabytes_of_output_is_capped_fast(any_sandbox: Sandbox) -> None:
+    source = "import sys\nsys.stdout.write('y' * (10 << 20))"
+    limits = FAST.model_copy(update={"output_bytes": 1 << 20, "wall_s": 5})
+    start = time.monotonic()
+    [out] = any_sandbox.run(py(source), [Case()], limits).cases
+    assert out.status is CaseStatus.OUTPUT_LIMIT
+    assert out.truncated and len(out.stdout) == 1 << 20
+    assert time.monotonic() - start < 2.0, "capping must not wait for the deadline"
+
+
+def test_output_under_the_cap_is_whole(any_sandbox: Sandbox) -> None:
+    source = "import sys\nsys.stdout.write('z' * 500_000)\nsys.stderr.write('e' * 1000)"
+    limits = FAST.model_copy(update={"output_bytes": 1 << 20})
+    [out] = any_sandbox.run(py(source), [Case()], limits).cases
+    assert (out.status, len(out.stdout), len(out.stderr)) == (CaseStatus.OK, 500_000, 1000)
+
+
+def test_large_stdin_is_fed_while_output_is_read(any_sandbox: Sandbox) -> None:
+    source = "import sys\nfor line in sys.stdin: sys.stdout.write(line)"
+    text = "line\n" * 100_000
+    limits = FAST.model_copy(update={"output_bytes": 1 << 20})
+    [out] = any_sandbox.run(py(source), [Case(stdin=text)], limits).cases
+    assert (out.status, out.stdout) == (CaseStatus.OK, text)
+
+
+def test_compile_once_for_many_cases(bwrap_sandbox: Sandbox) -> None:
+    source = '#include <cstdio>\nint main(){int a,b;scanf("%d %d",&a,&b);printf("%d\\n",a+b);}'
+    cases = [Case(stdin=f"{i} {i}\n") for i in range(5)]
+    report = bwrap_sandbox.run(Program(language="cpp", source=source), cases)
+    assert report.compile is not None and report.compile.status is CompileStatus.OK
+    assert [c.stdout for c in report.cases] == [f"{2 * i}\n" for i in range(5)]
+
+
+def test_unknown_language_is_the_callers_error(bwrap_sandbox: Sandbox) -> None:
+    with pytest.raises(ValueError, match="unknown language"):
+        bwrap_sandbox.run(Program(language="cobol", source=""), [Case()])
+
+
+def test_bad_file_name_is_the_callers_error(bwrap_sandbox: Sandbox) -> None:
+    program = Program(language="python3", source="", files={"../x.py": ""})
+    with pytest.raises(ValueError, match="bad program file name"):
+        bwrap_sandbox.run(program, [Case()])
+
+
+def test_a_broken_sandbox_is_not_a_program_failure() -> None:
+    settings = SandboxSettings(backend="bwrap", bwrap_path="/nonexistent/bwrap")
+    with Sandbox(settings) as sandbox:
+        report = sandbox.run(py("print(1)"), [Case()])
+    assert report.sandbox_status is SandboxStatus.ERROR
+    assert "bwrap" in report.message
+    assert report.cases == []
+    assert not report.ok
+
+
+def test_process_backend_runs_trusted_code() -> None:
+    with Sandbox(SandboxSettings(backend="process", limits=FAST)) as sandbox:
+        assert sandbox.backend.isolating is False
+        report = sandbox.run(py("print(input())"), [Case(stdin="p\n")])
+        [slow] = sandbox.run(py("while True: pass"), [Case()]).cases
+    assert report.cases[0].stdout == "p\n"
+    assert slow.status is CaseStatus.TIMEOUT
+
+
+def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFEREE_SANDBOX_BACKEND", "process")
+    monkeypatch.setenv("REFEREE_SANDBOX_LIMITS__WALL_S", "1.5")
+    settings = SandboxSettings()
+    assert (settings.backend, settings.limits.wall_s) == ("process", 1.5)
+    assert Limits().wall_s != 1.5

@@ -1,0 +1,227 @@
+"""The escape suite: programs that try to get out, each run through both isolating paths
+for Python (bwrap per case and the fast path). Every row asserts containment (what the
+program could not do, read from its own report on stdout), the status, and — through the
+autouse `no_leftovers` fixture — that no process, cgroup or directory of the run is left.
+
+A program prints ESCAPED when an attempt worked; containment means it never does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from sandbox import Case, CaseStatus, Program, Sandbox, SandboxStatus
+
+from .conftest import FAST, REPO_ROOT
+
+
+@dataclass(frozen=True)
+class Escape:
+    name: str
+    source: str
+    statuses: frozenset[CaseStatus]
+    language: str = "python3"
+
+
+def attempt(body: str) -> str:
+    """A Python program that prints ESCAPED if ``body`` runs without raising."""
+    indented = "\n".join("    " + line for line in body.strip().splitlines())
+    return (
+        f"import os, sys, socket, ctypes\ntry:\n{indented}\n    print('ESCAPED')\n"
+        "except Exception as exc:\n    print('contained', type(exc).__name__)\n"
+    )
+
+
+OK = frozenset({CaseStatus.OK})
+LIBC = "libc = ctypes.CDLL(None, use_errno=True)\n"
+
+ESCAPES = [
+    # network
+    Escape("dns", attempt("socket.getaddrinfo('example.com', 80)"), OK),
+    Escape("internet", attempt("socket.create_connection(('1.1.1.1', 53), timeout=1)"), OK),
+    # filesystem
+    Escape("read_shadow", attempt("open('/etc/shadow').read()"), OK),
+    Escape("list_root", attempt("assert os.listdir('/root') is not None"), OK),
+    Escape("read_project", attempt(f"os.listdir({str(REPO_ROOT)!r})"), OK),
+    Escape("write_usr", attempt("open('/usr/escape', 'w').write('x')"), OK),
+    Escape("write_box", attempt("open('/box/escape', 'w').write('x')"), OK),
+    Escape("write_root_dir", attempt("open('/escape', 'w').write('x')"), OK),
+    Escape("write_etc", attempt("open('/etc/escape', 'w').write('x')"), OK),
+    # processes
+    Escape(
+        "fork_bomb",
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+        frozenset({CaseStatus.TIMEOUT, CaseStatus.RUNTIME_ERROR, CaseStatus.MEMORY_LIMIT}),
+    ),
+    Escape(
+        "bash_fork_bomb",
+        "f() { f | f & }; f; sleep 5",
+        frozenset(
+            {CaseStatus.TIMEOUT, CaseStatus.OK, CaseStatus.RUNTIME_ERROR, CaseStatus.MEMORY_LIMIT}
+        ),
+        language="bash",
+    ),
+    Escape(
+        "kill_everything",
+        "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\n"
+        "except OSError:\n    pass\nprint('still here')\n",
+        frozenset({CaseStatus.OK, CaseStatus.SIGNAL}),
+    ),
+    # The host's pids cannot even be named from inside (pid namespace): attaching to the
+    # test process's own host pid must fail.
+    Escape(
+        "ptrace_host",
+        attempt(LIBC + f"assert libc.ptrace(16, {os.getpid()}, 0, 0) == 0, 'refused'"),
+        OK,
+    ),
+    Escape(
+        "daemon",
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+        "    if os.fork() == 0:\n        time.sleep(30)\n    os._exit(0)\nprint('parent')\n",
+        OK,
+    ),
+    # resources
+    Escape(
+        "memory_bomb",
+        "x = []\nwhile True:\n    x.append(bytearray(1 << 20))\n",
+        frozenset({CaseStatus.MEMORY_LIMIT}),
+    ),
+    Escape(
+        "disk_fill",
+        attempt("f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))"),
+        frozenset({CaseStatus.OK, CaseStatus.SIGNAL}),
+    ),
+    Escape(
+        "endless_output",
+        "while True:\n    print('spam' * 100)\n",
+        frozenset({CaseStatus.OUTPUT_LIMIT}),
+    ),
+    Escape("cpu_spin", "while True:\n    pass\n", frozenset({CaseStatus.TIMEOUT})),
+    Escape("sleep_forever", "import time\ntime.sleep(10**6)\n", frozenset({CaseStatus.TIMEOUT})),
+    # privilege
+    Escape("setuid_root", attempt("os.setuid(0)"), OK),
+    Escape(
+        "mount_tmpfs",
+        attempt(LIBC + "assert libc.mount(b'none', b'/mnt', b'tmpfs', 0, None) == 0, 'refused'"),
+        OK,
+    ),
+    Escape(
+        "remount_usr_rw",
+        attempt(LIBC + "assert libc.mount(None, b'/usr', None, 32 | 4096, None) == 0, 'refused'"),
+        OK,
+    ),
+    Escape("chroot", attempt(LIBC + "assert libc.chroot(b'/usr') == 0, 'refused'"), OK),
+]
+
+
+@pytest.fixture(params=["bwrap", "pyfast"])
+def sandbox(request: pytest.FixtureRequest) -> Sandbox:
+    name = "bwrap_sandbox" if request.param == "bwrap" else "fast_sandbox"
+    box: Sandbox = request.getfixturevalue(name)
+    return box
+
+
+@pytest.mark.parametrize("escape", ESCAPES, ids=lambda e: e.name)
+def test_escape_is_contained(sandbox: Sandbox, escape: Escape) -> None:
+    if escape.language != "python3" and sandbox.settings.python_fast_path:
+        pytest.skip("not a Python program: the fast path does not apply")
+    report = sandbox.run(Program(language=escape.language, source=escape.source), [Case()])
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert "ESCAPED" not in case.stdout, case
+    assert case.status in escape.statuses, case
+    if escape.statuses == OK:
+        assert case.stdout.startswith(("contained", "still here", "parent")), case
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[tuple[int, list[socket.socket]]]:
+    """A real TCP server on the host's loopback; yields its port and accepted sockets."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                accepted.append(conn)
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join()
+    server.close()
+    for conn in accepted:
+        conn.close()
+
+
+def test_host_loopback_is_unreachable(
+    sandbox: Sandbox, loopback_server: tuple[int, list[socket.socket]]
+) -> None:
+    port, accepted = loopback_server
+    probe = socket.create_connection(("127.0.0.1", port), timeout=2)  # the server does work
+    probe.close()
+    source = attempt(f"socket.create_connection(('127.0.0.1', {port}), timeout=1)")
+    [case] = sandbox.run(Program(language="python3", source=source), [Case()]).cases
+    assert case.stdout.startswith("contained"), case
+    assert len(accepted) == 1, "only the test's own probe may have connected"
+
+
+def test_no_host_secrets_in_the_environment(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFEREE_TEST_SECRET", "hunter2")
+    source = "import os\nfor k, v in sorted(os.environ.items()): print(f'{k}={v}')"
+    [case] = sandbox.run(Program(language="python3", source=source), [Case()]).cases
+    assert case.status is CaseStatus.OK
+    assert "hunter2" not in case.stdout
+    keys = {line.split("=", 1)[0] for line in case.stdout.splitlines()}
+    assert keys <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PWD"}, keys
+
+
+def test_a_host_process_survives_kill_minus_one(sandbox: Sandbox) -> None:
+    sentinel = subprocess.Popen(["sleep", "30"])
+    try:
+        source = "import os, signal\nos.kill(-1, signal.SIGKILL)\n"
+        sandbox.run(Program(language="python3", source=source), [Case()])
+        assert sentinel.poll() is None, "a host process was killed from inside the sandbox"
+    finally:
+        sentinel.send_signal(signal.SIGKILL)
+        sentinel.wait()
+
+
+def test_unshare_cannot_regain_privilege(bwrap_sandbox: Sandbox) -> None:
+    """A nested namespace gives capabilities only over the sandbox's own view: the host's
+    shadow file stays unreachable and nothing mounted there shows on the host."""
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare not installed")
+    source = (
+        "unshare --user --map-root-user --mount sh -c "
+        "'cat /etc/shadow; mount -t tmpfs none /usr && echo MOUNTED' ; echo done"
+    )
+    [case] = bwrap_sandbox.run(Program(language="bash", source=source), [Case()]).cases
+    assert "root:" not in case.stdout
+    assert not os.path.exists("/usr/escape")
+
+
+def test_disk_fill_leaves_the_host_disk_alone(sandbox: Sandbox) -> None:
+    before = shutil.disk_usage("/tmp").used
+    source = attempt("f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))")
+    [case] = sandbox.run(Program(language="python3", source=source), [Case()]).cases
+    assert "ESCAPED" not in case.stdout
+    assert shutil.disk_usage("/tmp").used - before < 8 << 20
+    assert FAST.disk_mb < 64

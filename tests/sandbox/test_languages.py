@@ -1,0 +1,138 @@
+"""Every language in the table: hello world, a compile error (where there is a compile
+step), and a runtime error. A language whose toolchain is absent is skipped, with why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from sandbox import Case, CaseStatus, CompileStatus, Program, Sandbox, SandboxStatus, languages
+
+from .conftest import FAST
+
+
+@dataclass(frozen=True)
+class Row:
+    language: str
+    hello: str
+    broken: str | None  # does not compile (None: interpreted)
+    crash: str  # compiles, then exits non-zero
+    stdin: str = ""
+
+
+ROWS = [
+    Row("python3", "print(input())", None, "raise SystemExit(3)", "hello"),
+    Row(
+        "c",
+        '#include <stdio.h>\nint main(){char s[64];scanf("%63s",s);puts(s);}',
+        "int main(){ return x; }",
+        "int main(){ return 3; }",
+        "hello",
+    ),
+    Row(
+        "cpp",
+        "#include <iostream>\n#include <string>\n"
+        "int main(){std::string s;std::cin>>s;std::cout<<s<<'\\n';}",
+        "int main(){ std::vector<int> v; }",
+        "int main(){ return 3; }",
+        "hello",
+    ),
+    Row(
+        "java",
+        "import java.util.*;\npublic class Main{public static void main(String[] a){"
+        "System.out.println(new Scanner(System.in).next());}}",
+        "public class Main{ void f( }",
+        "public class Main{public static void main(String[] a){System.exit(3);}}",
+        "hello",
+    ),
+    Row(
+        "javascript",
+        "const fs=require('fs');console.log(fs.readFileSync(0,'utf8').trim())",
+        None,
+        "process.exit(3)",
+        "hello",
+    ),
+    Row(
+        "go",
+        'package main\nimport "fmt"\nfunc main(){var s string;fmt.Scan(&s);fmt.Println(s)}',
+        "package main\nfunc main(){ x := }",
+        'package main\nimport "os"\nfunc main(){os.Exit(3)}',
+        "hello",
+    ),
+    Row(
+        "rust",
+        "use std::io::*;\nfn main(){let mut s=String::new();stdin().read_line(&mut s)"
+        '.unwrap();println!("{}",s.trim());}',
+        'fn main(){ let x: i32 = "a"; }',
+        "fn main(){ std::process::exit(3); }",
+        "hello",
+    ),
+    Row("bash", "read s; echo $s", None, "exit 3", "hello"),
+    Row(
+        "sql",
+        "select v from t;",
+        None,
+        "select * from missing_table;",
+        "create table t(v text); insert into t values('hello');",
+    ),
+    Row(
+        "verilog",
+        'module m; initial begin $display("hello"); $finish; end endmodule',
+        "module m; initial begin $display( end endmodule",
+        'module m; initial begin $fatal(1, "boom"); end endmodule',
+    ),
+]
+
+
+def _skip_if_missing(name: str) -> None:
+    lang = languages.find(name)
+    assert lang is not None
+    missing = languages.missing_tools(lang)
+    if missing:
+        pytest.skip(f"{name} toolchain absent on this host: {', '.join(missing)}")
+
+
+def test_the_table_covers_every_language() -> None:
+    assert {row.language for row in ROWS} == set(languages.LANGUAGES)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.language)
+def test_hello_world(bwrap_sandbox: Sandbox, row: Row) -> None:
+    _skip_if_missing(row.language)
+    report = bwrap_sandbox.run(
+        Program(language=row.language, source=row.hello),
+        [Case(stdin=row.stdin)],
+        FAST.model_copy(update={"wall_s": 5}),
+    )
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    assert report.compile is not None
+    assert report.compile.status in {CompileStatus.OK, CompileStatus.SKIPPED}, report.compile
+    [case] = report.cases
+    assert (case.status, case.stdout) == (CaseStatus.OK, "hello\n"), case.stderr
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.broken], ids=lambda r: r.language)
+def test_compile_error(bwrap_sandbox: Sandbox, row: Row) -> None:
+    _skip_if_missing(row.language)
+    assert row.broken is not None
+    report = bwrap_sandbox.run(Program(language=row.language, source=row.broken), [Case()])
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    assert report.compile is not None
+    assert report.compile.status is CompileStatus.ERROR
+    assert report.compile.output.strip(), "the compiler's message is kept"
+    assert report.cases == []
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.language)
+def test_runtime_error(bwrap_sandbox: Sandbox, row: Row) -> None:
+    _skip_if_missing(row.language)
+    report = bwrap_sandbox.run(
+        Program(language=row.language, source=row.crash),
+        [Case(stdin=row.stdin)],
+        FAST.model_copy(update={"wall_s": 5}),
+    )
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert case.status is CaseStatus.RUNTIME_ERROR, (case, report.compile)
+    assert case.exit_code not in (0, None)

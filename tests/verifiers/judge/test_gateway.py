@@ -1,0 +1,58 @@
+"""Judge items through the real gateway: POST /v1/score with a loopback judge."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from service.settings import Settings
+from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply
+from tests.verifiers.judge.scripts import rubric_judge
+
+RUBRIC = [{"id": "right", "text": "Says Paris.", "weight": 2}, {"id": "short", "text": "Brief."}]
+
+
+def test_score_route_runs_judge_items(
+    endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profiles = {
+        "local": {
+            "base_url": endpoint.url,
+            "model": "m",
+            "retries": 1,
+            "backoff_s": 0.01,
+            "timeout_s": 2,
+        }
+    }
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    endpoint.script = rubric_judge({"right": 1, "short": 0})
+    endpoint.queue(Reply(status=503, body={}))  # one transient failure on the way
+    item = {
+        "verifier": "judge",
+        "prompt": "Capital of France?",
+        "response": "Paris",
+        "reference": {"rubric": RUBRIC},
+        "params": {"profile": "local"},
+        "group": "q",
+    }
+    items = [
+        {**item, "id": "a"},
+        {**item, "id": "b", "response": "Lyon"},
+        {**item, "id": "c", "params": {"profile": "missing"}},
+        {"id": "d", "verifier": "string", "response": "x", "reference": "x"},
+    ]
+    settings = Settings(cpu_workers=1, default_deadline_s=10.0)
+    with TestClient(create_app(settings)) as client:
+        response = client.post("/v1/score", json={"items": items})
+    assert response.status_code == 200, response.text
+    results = response.json()["results"]
+    assert [r["id"] for r in results] == ["a", "b", "c", "d"]
+    assert [r["status"] for r in results] == ["ok", "ok", "invalid", "ok"]
+    assert results[0]["reward"] == pytest.approx(2 / 3)
+    assert results[0]["verifier"] == "judge@1"
+    assert results[0]["details"]["template"].startswith("rubric_explicit.v1@")
+    assert "params.profile" in results[2]["error"]["message"]
+    assert response.json()["groups"]["q"]["n_ok"] == 2

@@ -1,0 +1,71 @@
+"""Profiles from settings, read lazily; usage exported as Prometheus counters."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+
+from tests.verifiers.judge.endpoint import JudgeEndpoint, completion
+from verifiers import Item, Status
+from verifiers.judge import JudgeSettings, JudgeVerifier, UsageCollector
+
+IMPLICIT = {"mode": "implicit", "profile": "local"}
+
+
+def item(**params: object) -> Item:
+    return Item(verifier="judge", response="r", params={**IMPLICIT, **params})
+
+
+def profile_json(url: str) -> dict[str, object]:
+    return {"local": {"base_url": url, "model": "m", "retries": 0, "timeout_s": 2}}
+
+
+async def test_profiles_are_read_from_the_environment_on_first_use(
+    endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge = JudgeVerifier()  # nothing read yet: a bad environment cannot break import/construction
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profile_json(endpoint.url)))
+    monkeypatch.setenv("REFEREE_JUDGE_ITEM_DEADLINE_S", "4")
+    endpoint.script = lambda _: completion('{"score": 10}')
+    [result] = await judge.ascore([item()])
+    assert result.status == Status.OK, result.error
+    assert result.details["profile"] == "local"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_profiles_file(tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if suffix == ".yaml" and importlib.util.find_spec("yaml") is None:
+        pytest.skip("PyYAML is not installed; YAML profile files need it")
+    path = tmp_path / f"profiles{suffix}"
+    path.write_text(json.dumps(profile_json("http://127.0.0.1:9/v1")))  # JSON is valid YAML
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES_FILE", str(path))
+    profiles = JudgeSettings().all_profiles()
+    assert profiles["local"].base_url == "http://127.0.0.1:9/v1"
+    assert profiles["local"].concurrency == 32
+
+
+async def test_broken_settings_are_errors_not_crashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", '{"local": {"model": "m"}}')  # no base_url
+    [result] = await JudgeVerifier().ascore([item()])
+    assert result.status == Status.ERROR
+    assert result.error is not None and result.error.code == "judge_config"
+    assert "base_url" in result.error.message
+
+
+async def test_usage_is_exported_as_metrics(endpoint: JudgeEndpoint) -> None:
+    from tests.verifiers.judge.conftest import fast_profile
+
+    judge = JudgeVerifier(profiles={"local": fast_profile(endpoint.url)}, item_deadline_s=5)
+    endpoint.script = lambda _: completion('{"score": 4}', usage=(120, 7))
+    await judge.ascore([item(), item()])  # the second is a cache hit
+    registry = CollectorRegistry()
+    registry.register(UsageCollector(judge.meter))
+    text = generate_latest(registry).decode()
+    assert 'referee_judge_prompt_tokens_total{profile="local"} 120.0' in text
+    assert 'referee_judge_completion_tokens_total{profile="local"} 7.0' in text
+    assert 'referee_judge_calls_total{profile="local"} 1.0' in text
+    assert 'referee_judge_cache_hits_total{profile="local"} 1.0' in text
