@@ -17,7 +17,7 @@ from service.metrics import Metrics
 from service.middleware import BodyLimit, RequestMetrics
 from service.rate_limit import RateLimiter
 from service.responses import JSONBytes
-from service.routes import health, jobs, score, verifiers
+from service.routes import health, jobs, openrlhf, score, verifiers
 from service.settings import Settings
 from verifiers.registry import Registry, default_registry
 
@@ -72,6 +72,7 @@ def create_app(
     app.include_router(score.router, dependencies=protected)
     app.include_router(jobs.router, dependencies=protected)
     app.include_router(verifiers.router, dependencies=protected)
+    app.include_router(openrlhf.router, dependencies=protected)
     app.add_middleware(RequestMetrics, metrics=metrics)
     streamed = {"/v1/jobs": settings.max_job_bytes}
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, streamed=streamed)

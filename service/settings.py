@@ -12,6 +12,8 @@ from typing import Annotated
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from service.adapters.mapping import ItemMapping
+
 
 def _default_workers() -> int:
     return max(1, os.cpu_count() or 1)
@@ -69,6 +71,10 @@ class Settings(BaseSettings):
     rate_limit_items_per_s: float | None = Field(default=None, gt=0)
     """Per API key: sustained items per second (token bucket in Redis); None = off."""
     rate_limit_burst: int = Field(default=10_000, ge=1)
+    openrlhf_mapping: ItemMapping = Field(
+        default_factory=lambda: ItemMapping(verifier="math", reference_column="answer")
+    )
+    """How ``POST /get_reward`` turns OpenRLHF's query/prompt/label into an item (JSON)."""
     chunk_size: int | None = Field(default=None, ge=1)
     """Items per Celery task for every pool, overriding the per-pool defaults (benchmarks
     use 1 to measure one-task-per-item dispatch)."""

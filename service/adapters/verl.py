@@ -1,0 +1,101 @@
+"""verl: a ``compute_score`` for ``custom_reward_function.path``.
+
+verl calls ``compute_score(data_source, solution_str, ground_truth, extra_info)`` once per
+sample, often from many threads; calls share HTTP requests through a process-wide
+`BatchingClient`. Configuration comes from the environment, read on first call:
+
+- ``REFEREE_URL`` (default ``http://127.0.0.1:8000``), ``REFEREE_API_KEY``;
+- ``REFEREE_VERL_MAPPINGS``: JSON, data source -> `ItemMapping` (``"*"`` is the fallback;
+  default: every data source uses ``math``);
+- ``REFEREE_VERL_ON_FAILURE``: ``raise`` (default) or ``zero``. verl needs a number for
+  every sample; by default an ``invalid``/``error``/``timeout`` result raises instead of
+  silently becoming a reward of 0. ``zero`` opts into 0 with ``status`` in the dict.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from typing import Any
+
+import orjson
+
+from service.adapters.mapping import ItemMapping
+from service.client import AsyncClient, BatchingClient, RefereeError
+from verifiers.types import Item, Result, Status
+
+_lock = threading.Lock()
+_client: BatchingClient | None = None
+_async_clients: dict[int, AsyncClient] = {}
+
+
+def mappings() -> dict[str, ItemMapping]:
+    """Data source -> mapping, from ``REFEREE_VERL_MAPPINGS`` (parsed once per value)."""
+    return _parse_mappings(os.environ.get("REFEREE_VERL_MAPPINGS", "{}"))
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_mappings(raw: str) -> dict[str, ItemMapping]:
+    found = {source: ItemMapping.model_validate(spec) for source, spec in orjson.loads(raw).items()}
+    found.setdefault("*", ItemMapping(verifier="math"))
+    return found
+
+
+def to_item(data_source: str, solution_str: str, ground_truth: Any) -> Item:
+    table = mappings()
+    mapping = table.get(data_source, table["*"])
+    row = {mapping.reference_column: ground_truth} if mapping.reference_column else {}
+    return mapping.item(None, solution_str, row)
+
+
+def to_score(result: Result) -> dict[str, Any]:
+    """verl's return value: ``{"score", "status", ...components}``, or an exception."""
+    if result.status != Status.OK or result.reward is None:
+        if os.environ.get("REFEREE_VERL_ON_FAILURE", "raise") != "zero":
+            error = result.error
+            raise RefereeError(
+                200,
+                error.code if error else result.status.value,
+                error.message if error else "not scored",
+            )
+        return {"score": 0.0, "status": result.status.value}
+    return {"score": result.reward, "status": "ok", **result.components}
+
+
+def compute_score(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Any = None,
+    **_: Any,
+) -> dict[str, Any]:
+    """One sample's score; thread-safe, batched with concurrent calls."""
+    global _client
+    with _lock:
+        if _client is None:
+            _client = BatchingClient(_url(), os.environ.get("REFEREE_API_KEY"))
+    return to_score(_client.score_one(to_item(data_source, solution_str, ground_truth)))
+
+
+async def compute_score_async(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: Any = None,
+    **_: Any,
+) -> dict[str, Any]:
+    """`compute_score` for verl's async reward loop; batched with concurrent awaits."""
+    import asyncio
+
+    loop_id = id(asyncio.get_running_loop())
+    if loop_id not in _async_clients:
+        _async_clients[loop_id] = AsyncClient(_url(), os.environ.get("REFEREE_API_KEY"))
+    result = await _async_clients[loop_id].score_one(
+        to_item(data_source, solution_str, ground_truth)
+    )
+    return to_score(result)
+
+
+def _url() -> str:
+    return os.environ.get("REFEREE_URL", "http://127.0.0.1:8000")
