@@ -1,1 +1,35 @@
-"""Isolated execution of untrusted code. Knows nothing of verifiers or the service."""
+"""Isolated execution of untrusted code. Knows nothing of verifiers or the service.
+
+from sandbox import Program, Case, Limits, run
+report = run(Program(language="cpp", source=src), [Case(stdin="1 2\\n")], Limits(wall_s=2))
+report.sandbox_status, report.compile.status, report.cases[0].status, report.cases[0].stdout
+"""
+
+from sandbox.runner import Sandbox, run
+from sandbox.settings import SandboxSettings
+from sandbox.types import (
+    Case,
+    CaseStatus,
+    CompileOutcome,
+    CompileStatus,
+    Limits,
+    Outcome,
+    Program,
+    RunReport,
+    SandboxStatus,
+)
+
+__all__ = [
+    "Case",
+    "CaseStatus",
+    "CompileOutcome",
+    "CompileStatus",
+    "Limits",
+    "Outcome",
+    "Program",
+    "RunReport",
+    "Sandbox",
+    "SandboxSettings",
+    "SandboxStatus",
+    "run",
+]

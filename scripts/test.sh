@@ -16,6 +16,7 @@ redis-server redis-server
 bwrap bubblewrap
 sqlite3 sqlite3
 iverilog iverilog
+go golang-go
 PACKAGES
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing Debian packages: ${missing[*]}"
@@ -25,6 +26,7 @@ fi
 
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -m pip install -q --disable-pip-version-check -e ".[dev]" -e tests/plugins/referee_testplugin
+PYTHON="$PYTHON" bash scripts/install-tools.sh  # helm + docker-compose for tests/deploy
 
 "$PYTHON" -m ruff check .
 "$PYTHON" -m ruff format --check .

@@ -4,6 +4,7 @@ runs after every test (no sandboxed process, no cgroup, no program directory lef
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,25 +32,26 @@ _BWRAP_PROBLEM = BwrapBackend(SandboxSettings()).problem()
 needs_bwrap = pytest.mark.skipif(_BWRAP_PROBLEM is not None, reason=f"bwrap: {_BWRAP_PROBLEM}")
 
 
-def _other_worker_owns(pid: int) -> bool:
-    """True when ``pid`` descends from another pytest process (an xdist sibling's live run).
-    A process that escaped its run is reparented away from every worker, so it still counts."""
-    me = os.getpid()
-    while pid > 1:
-        if pid == me:
-            return False
-        try:
-            if b"pytest" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                return True
-            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return False
-    return False
+def _ours(entry: Path) -> bool:
+    """True when the process belongs to this test process's runs.
+
+    Every run bind-mounts a program directory from this process's work root (named
+    ``referee-test-<pid>-``), so a sandboxed process shows that path in its mountinfo and
+    the bwrap around it in its command line, however it has been reparented since. An
+    xdist sibling's runs carry the sibling's pid instead and are not counted.
+    """
+    marker = f"referee-test-{os.getpid()}-"
+    try:
+        if marker.encode() in (entry / "cmdline").read_bytes():
+            return True
+        return marker in (entry / "mountinfo").read_text()
+    except OSError:
+        return False
 
 
 def sandboxed_pids() -> list[int]:
-    """Host pids of processes that run with the sandbox's environment (HOME=/work is set
-    only inside the sandbox), i.e. anything a run left behind."""
+    """Host pids of this test process's sandboxed processes (HOME=/work is set only for
+    a run), i.e. after a test, anything its runs left behind."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -58,8 +60,7 @@ def sandboxed_pids() -> list[int]:
             env = (entry / "environ").read_bytes()
         except OSError:
             continue
-        ours = b"HOME=/work\0" in env and b"TMPDIR=/work\0" in env
-        if ours and not _other_worker_owns(int(entry.name)):
+        if b"HOME=/work\0" in env and b"TMPDIR=/work\0" in env and _ours(entry):
             found.append(int(entry.name))
     return found
 
@@ -76,13 +77,20 @@ def leftover_cgroups() -> list[Path]:
     return [d for root in roots for d in root.iterdir() if d.name.startswith(prefix)]
 
 
-# One program-directory root per test process, so xdist workers do not see each other's.
-WORK_ROOT = Path(tempfile.mkdtemp(prefix=f"referee-test-{os.getpid()}-"))
-os.environ["REFEREE_SANDBOX_WORK_ROOT"] = str(WORK_ROOT)
+@pytest.fixture(scope="session", autouse=True)
+def work_root() -> Iterator[Path]:
+    """One program-directory root per test process, so xdist workers do not see each
+    other's; every sandbox built in these tests reads it from the environment."""
+    root = Path(tempfile.mkdtemp(prefix=f"referee-test-{os.getpid()}-"))
+    os.environ["REFEREE_SANDBOX_WORK_ROOT"] = str(root)
+    yield root
+    del os.environ["REFEREE_SANDBOX_WORK_ROOT"]
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def boxes() -> set[str]:
-    return {p.name for p in WORK_ROOT.glob("referee-box-*")}
+    root = os.environ.get("REFEREE_SANDBOX_WORK_ROOT")
+    return {p.name for p in Path(root).glob("referee-box-*")} if root else set()
 
 
 _RESIDENT: list[Sandbox] = []
@@ -95,7 +103,6 @@ def no_leftovers() -> Iterator[None]:
     before = boxes()
     yield
     resident = {pid for sandbox in _RESIDENT for pid in sandbox.resident_pids()}
-    # Generous: under xdist, a sibling's killed tree is briefly reparented while it dies.
     deadline = time.monotonic() + 3.0
     while set(sandboxed_pids()) - resident and time.monotonic() < deadline:
         time.sleep(0.02)  # a killed tree is reaped asynchronously by its parent
@@ -105,7 +112,7 @@ def no_leftovers() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def bwrap_sandbox() -> Iterator[Sandbox]:
+def bwrap_sandbox(work_root: Path) -> Iterator[Sandbox]:
     if _BWRAP_PROBLEM is not None:
         pytest.skip(f"bwrap: {_BWRAP_PROBLEM}")
     with Sandbox(SandboxSettings(backend="bwrap", python_fast_path=False, limits=FAST)) as sb:
@@ -113,7 +120,7 @@ def bwrap_sandbox() -> Iterator[Sandbox]:
 
 
 @pytest.fixture(scope="session")
-def fast_sandbox() -> Iterator[Sandbox]:
+def fast_sandbox(work_root: Path) -> Iterator[Sandbox]:
     if _BWRAP_PROBLEM is not None:
         pytest.skip(f"bwrap: {_BWRAP_PROBLEM}")
     with Sandbox(SandboxSettings(backend="bwrap", python_fast_path=True, limits=FAST)) as sb:

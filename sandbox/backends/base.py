@@ -1,0 +1,85 @@
+"""The backend contract: run one `Job` (a compile or one case) and say what happened.
+
+A job names paths *inside* the sandbox: ``{box}`` (the program's directory: writable while
+compiling, read-only while cases run) and ``{work}`` (a private, size-limited, writable
+working directory). Each backend maps those to what it really uses. A backend raises
+`sandbox.types.SandboxFailure` when the *infrastructure* fails; anything the program does
+is reported in the `Execution`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from sandbox.languages import MemoryRlimit
+
+
+@dataclass(frozen=True)
+class Job:
+    """One process to run. Limits are in the units their names say."""
+
+    argv: list[str]
+    box: Path
+    box_writable: bool
+    cwd_is_box: bool
+    env: dict[str, str]
+    stdin: bytes
+    files: dict[str, bytes]
+    wall_s: float
+    cpu_s: float
+    memory_mb: int
+    memory_rlimit: MemoryRlimit
+    processes: int
+    file_size_mb: int
+    disk_mb: int
+    output_bytes: int
+    binds: dict[str, Path] = field(default_factory=dict)
+    """Extra read-only host directories, sandbox path -> host path (e.g. a toolchain)."""
+
+
+@dataclass
+class Execution:
+    """What happened to a job. ``returncode`` < 0 means killed by that signal number.
+    ``memory_kb`` is a peak; ``oom_killed`` is True only when the kernel said so."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    wall_s: float
+    cpu_s: float
+    memory_kb: int
+    timed_out: bool
+    output_exceeded: bool
+    oom_killed: bool
+
+
+class Backend(Protocol):
+    """A way to run jobs. ``isolating`` is False for backends that must only run trusted
+    code. Implementations are thread-safe: the runner calls `execute` concurrently."""
+
+    name: str
+    isolating: bool
+
+    def problem(self) -> str | None:
+        """Why this backend cannot run on this host, or None when it can. May do I/O."""
+        ...
+
+    def execute(self, job: Job) -> Execution:
+        """Run ``job`` to completion or its limits. Raises SandboxFailure on infra errors."""
+        ...
+
+
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def base_env(work: str) -> dict[str, str]:
+    """The whole environment a sandboxed program gets (nothing from the host)."""
+    return {
+        "PATH": SANDBOX_PATH,
+        "HOME": work,
+        "TMPDIR": work,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+    }

@@ -1,0 +1,92 @@
+"""The process backend: rlimits only. IT DOES NOT ISOLATE ANYTHING — the program can read
+your files, use the network and signal your processes. For trusted code and development.
+
+Limits are set by exec'ing through util-linux ``prlimit`` (so no preexec hook runs in
+the forked child), the work dir is a fresh host temp dir, and the process group is killed
+when the job ends. A cgroup is not used: without a pid namespace there is no clean way to
+keep a daemon from leaving, which is exactly the point of the other backends.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import tempfile
+from pathlib import Path
+
+from sandbox.backends.base import Execution, Job, base_env
+from sandbox.settings import SandboxSettings
+from sandbox.supervision import Spawn, watch
+from sandbox.types import SandboxFailure
+
+log = logging.getLogger(__name__)
+
+
+class ProcessBackend:
+    """Not isolating; see the module docstring. Thread-safe."""
+
+    name = "process"
+    isolating = False
+
+    def __init__(self, settings: SandboxSettings) -> None:
+        self.settings = settings
+        log.warning("sandbox backend 'process' does NOT isolate untrusted code")
+
+    def problem(self) -> str | None:
+        """None when util-linux ``prlimit`` is present."""
+        return None if shutil.which("prlimit") else "util-linux prlimit not found"
+
+    def execute(self, job: Job) -> Execution:
+        """Run ``job`` as a plain child process under rlimits."""
+        prlimit = shutil.which("prlimit")
+        if prlimit is None:
+            raise SandboxFailure("util-linux prlimit not found")
+        with tempfile.TemporaryDirectory(prefix="referee-work-") as work:
+            for name, data in job.files.items():
+                Path(work, name).write_bytes(data)
+            argv = [self._path(a, job, work) for a in job.argv]
+            env = {**base_env(work), **{k: self._path(v, job, work) for k, v in job.env.items()}}
+            try:
+                watched = watch(
+                    Spawn(
+                        argv=[prlimit, *_limit_flags(job), "--", *argv],
+                        env=env,
+                        stdin=job.stdin,
+                        wall_s=job.wall_s,
+                        output_bytes=job.output_bytes,
+                        cwd=str(job.box) if job.cwd_is_box else work,
+                    )
+                )
+            except OSError as exc:
+                raise SandboxFailure(f"cannot start process: {exc}") from exc
+        return Execution(
+            returncode=watched.returncode,
+            stdout=watched.output.bytes("stdout"),
+            stderr=watched.output.bytes("stderr"),
+            wall_s=watched.wall_s,
+            cpu_s=watched.cpu_s,
+            memory_kb=watched.maxrss_kb,
+            timed_out=watched.timed_out,
+            output_exceeded=watched.output.exceeded,
+            oom_killed=False,
+        )
+
+    @staticmethod
+    def _path(arg: str, job: Job, work: str) -> str:
+        arg = arg.replace("{box}", str(job.box)).replace("{work}", work)
+        for inside, host in job.binds.items():
+            if arg.startswith(inside):
+                arg = str(host) + arg[len(inside) :]
+        return arg
+
+
+def _limit_flags(job: Job) -> list[str]:
+    cpu = max(1, math.ceil(job.cpu_s))
+    flags = [f"--cpu={cpu}:{cpu + 1}", f"--fsize={job.file_size_mb << 20}", "--core=0"]
+    memory = job.memory_mb << 20
+    if job.memory_rlimit == "as":
+        flags.append(f"--as={memory}")
+    elif job.memory_rlimit == "data":
+        flags.append(f"--data={memory}")
+    return flags

@@ -1,0 +1,225 @@
+"""The one table of languages: file names, compile and run argv, and how memory is limited.
+
+Argv templates are lists (never shell strings) with these placeholders, filled by `argv`:
+``{main}`` the main file, ``{sources}`` (one element expanded into every program file with
+the language's source suffix), ``{memory_mb}`` the case memory limit, ``{box}`` the
+directory holding sources and build outputs inside the sandbox (read-only while cases
+run; a case's working directory is a private tmpfs, ``/work``).
+
+SQL: the case's stdin runs first (schema and data), then the program's SQL, in one
+in-memory sqlite3 database; output is the sqlite3 shell's default list mode.
+
+Memory strategy (``memory_rlimit``), because runtimes differ in how much *address space*
+they reserve compared to what they use:
+
+- ``as``: RLIMIT_AS = limit. Exact for C, C++, Python, bash, sqlite3, vvp.
+- ``data``: RLIMIT_DATA = limit. The Go runtime and rustc reserve large PROT_NONE regions
+  that RLIMIT_AS would refuse; RLIMIT_DATA counts only writable private memory.
+- ``none``: no rlimit. The JVM reserves address space for heap, metaspace and code cache up
+  front, and V8 (node) hangs rather than fails when RLIMIT_DATA bites (measured: node 20
+  never printed under a 256 MiB RLIMIT_DATA). Both are capped by their own heap flag
+  (``-Xmx``, ``--max-old-space-size``) plus the cgroup memory limit, which gets
+  ``overhead_mb`` on top for the runtime's non-heap memory.
+
+In every case the cgroup memory limit (where the host allows one) is the real bound and
+the source of the ``memory_limit`` status; rlimits are the backstop.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+MemoryRlimit = Literal["as", "data", "none"]
+
+RUST_MOUNT = "/opt/rust"
+
+
+@dataclass(frozen=True)
+class Language:
+    """One row of the table. ``tools`` are the host executables the language needs; the
+    language is available when every tool resolves (see `missing_tools`)."""
+
+    name: str
+    main: str
+    run: tuple[str, ...]
+    compile: tuple[str, ...] | None = None
+    suffix: str = ""
+    tools: tuple[str, ...] = ()
+    memory_rlimit: MemoryRlimit = "as"
+    env: dict[str, str] = field(default_factory=dict)
+    overhead_mb: int = 0
+    """Added to the cgroup memory limit for runtimes capped by a flag (the JVM's -Xmx,
+    node's --max-old-space-size) that need memory beyond the capped heap."""
+    aliases: tuple[str, ...] = ()
+
+    def argv(self, template: tuple[str, ...], files: list[str], memory_mb: int) -> list[str]:
+        """Fill a template. ``files`` are the program's file names (main first)."""
+        out: list[str] = []
+        for part in template:
+            if part == "{sources}":
+                out.extend(f for f in files if f.endswith(self.suffix))
+            else:
+                out.append(part.format(main=self.main, memory_mb=memory_mb, box="{box}"))
+        return out
+
+
+LANGUAGES: dict[str, Language] = {
+    lang.name: lang
+    for lang in (
+        Language(
+            "python3",
+            "main.py",
+            ("/usr/bin/python3", "-E", "-s", "{box}/{main}"),
+            suffix=".py",
+            tools=("/usr/bin/python3",),
+            aliases=("python", "py"),
+        ),
+        Language(
+            "c",
+            "main.c",
+            ("{box}/main",),
+            compile=("gcc", "-O2", "-std=gnu17", "-o", "main", "{sources}", "-lm"),
+            suffix=".c",
+            tools=("/usr/bin/gcc",),
+        ),
+        Language(
+            "cpp",
+            "main.cpp",
+            ("{box}/main",),
+            compile=("g++", "-O2", "-std=c++17", "-o", "main", "{sources}"),
+            suffix=".cpp",
+            tools=("/usr/bin/g++",),
+            aliases=("c++",),
+        ),
+        Language(
+            "java",
+            "Main.java",
+            (
+                "java",
+                "-Xmx{memory_mb}m",
+                "-Xss64m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                "{box}",
+                "Main",
+            ),
+            compile=("javac", "-J-Xmx512m", "-J-XX:+UseSerialGC", "-d", ".", "{sources}"),
+            suffix=".java",
+            tools=("/usr/bin/java", "/usr/bin/javac"),
+            memory_rlimit="none",
+            overhead_mb=256,
+        ),
+        Language(
+            "javascript",
+            "main.js",
+            ("node", "--max-old-space-size={memory_mb}", "{box}/{main}"),
+            suffix=".js",
+            tools=("/usr/bin/node",),
+            memory_rlimit="none",
+            overhead_mb=128,
+            aliases=("js", "node"),
+        ),
+        Language(
+            "go",
+            "main.go",
+            ("{box}/main",),
+            compile=("go", "build", "-o", "main", "{sources}"),
+            suffix=".go",
+            tools=("/usr/bin/go",),
+            memory_rlimit="data",
+            env={
+                "GOCACHE": "/work/.gocache",
+                "GOPATH": "/work/go",
+                "CGO_ENABLED": "0",
+                "GOFLAGS": "-mod=mod",
+                "GO111MODULE": "off",
+            },
+        ),
+        Language(
+            "rust",
+            "main.rs",
+            ("{box}/main",),
+            compile=(f"{RUST_MOUNT}/bin/rustc", "--edition", "2021", "-O", "-o", "main", "{main}"),
+            suffix=".rs",
+            tools=("rustc",),
+            memory_rlimit="data",
+            aliases=("rs",),
+        ),
+        Language(
+            "bash",
+            "main.sh",
+            ("/bin/bash", "{box}/{main}"),
+            suffix=".sh",
+            tools=("/bin/bash",),
+            aliases=("sh",),
+        ),
+        Language(
+            "sql",
+            "main.sql",
+            ("sqlite3", "-bail", "-batch", ":memory:", ".read /dev/stdin", ".read {box}/{main}"),
+            suffix=".sql",
+            tools=("/usr/bin/sqlite3",),
+            aliases=("sqlite",),
+        ),
+        Language(
+            "verilog",
+            "main.v",
+            ("vvp", "-n", "{box}/main.vvp"),
+            compile=("iverilog", "-g2012", "-o", "main.vvp", "{sources}"),
+            suffix=".v",
+            tools=("/usr/bin/iverilog", "/usr/bin/vvp"),
+        ),
+    )
+}
+_ALIASES = {alias: lang.name for lang in LANGUAGES.values() for alias in lang.aliases}
+
+
+def find(name: str) -> Language | None:
+    """The language called ``name`` (or one of its aliases), or None."""
+    key = name.strip().lower()
+    return LANGUAGES.get(_ALIASES.get(key, key))
+
+
+@functools.lru_cache(maxsize=1)
+def rust_sysroot() -> Path | None:
+    """The host's Rust toolchain directory (bound read-only at ``/opt/rust``), or None.
+
+    rustup installs under ``~/.cargo/bin``, which is usually not on PATH for services;
+    we look there too. The rustup proxy is asked once (10 s timeout) and cached."""
+    search = os.pathsep.join(
+        [os.environ.get("PATH", ""), str(Path.home() / ".cargo" / "bin"), "/root/.cargo/bin"]
+    )
+    rustc = shutil.which("rustc", path=search)
+    if rustc is None:
+        return None
+    try:
+        done = subprocess.run(
+            [rustc, "--print", "sysroot"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    root = Path(done.stdout.strip())
+    return root if done.returncode == 0 and (root / "bin" / "rustc").exists() else None
+
+
+def missing_tools(lang: Language) -> list[str]:
+    """Host tools the language needs but that are absent (empty when it is usable)."""
+    missing: list[str] = []
+    for tool in lang.tools:
+        if tool == "rustc":
+            if rust_sysroot() is None:
+                missing.append("rustc (no rustup toolchain found)")
+        elif not Path(tool).exists():
+            missing.append(tool)
+    return missing

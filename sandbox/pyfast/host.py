@@ -1,0 +1,335 @@
+"""The caller's side of the Python fast path: start the fork server in a bwrap sandbox
+once, then run each case by handing the server four fds (stdin, stdout, stderr, control).
+
+Output is read here, from the case's own pipes, with the same capped reader as every other
+backend; the wall limit is enforced inside the sandbox by the case's supervisor, and this
+side adds a grace period after which it declares the sandbox broken and restarts it.
+
+Isolation matches the bwrap backend (see `sandbox.pyfast.server` for the per-case
+namespaces), with two documented differences: the memory and pids cgroup is shared by the
+pool (sized for ``parallelism`` cases) while each case is bounded by rlimits (RLIMIT_AS
+for memory) — so a fork bomb in one case can make a concurrent case's fork fail — and the
+program runs as pid 1 of its namespace, which ignores signals it sends to itself.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import selectors
+import socket
+import subprocess
+import threading
+import time
+import weakref
+from importlib import resources
+
+from sandbox import cgroups
+from sandbox.backends.base import Execution, base_env
+from sandbox.backends.bwrap import system_mounts
+from sandbox.output import CappedOutput
+from sandbox.settings import SandboxSettings
+from sandbox.types import Case, Limits, Program, SandboxFailure
+
+_GRACE_S = 2.0
+_CHUNK = 1 << 16
+_SERVER_ARGV_LIMIT = 100_000
+
+
+class ForkServer:
+    """One fork server; thread-safe. Started on first use, restarted if it dies."""
+
+    def __init__(self, settings: SandboxSettings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._group: cgroups.CaseCgroup | None = None
+
+    def close(self) -> None:
+        """Stop the server and remove its cgroup."""
+        with self._lock:
+            self._stop()
+
+    def _stop(self) -> None:
+        _LIVE.discard(self)
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._proc.pid, 9)
+            self._proc.wait(timeout=10)
+            self._proc = None
+        if self._group is not None:
+            self._group.close()
+            self._group = None
+
+    def _ensure(self) -> socket.socket:
+        if self._proc is not None and self._proc.poll() is None and self._sock is not None:
+            return self._sock
+        self._stop()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        source = resources.files("sandbox.pyfast").joinpath("server.py").read_text()
+        limits = self.settings.limits
+        support = cgroups.detect()
+        try:
+            if support is not None:
+                pool = self.settings.parallelism
+                self._group = cgroups.CaseCgroup(
+                    support,
+                    ((limits.memory_mb + limits.disk_mb) * pool + 64) << 20,
+                    limits.processes * pool + 8,
+                    kind="pool",
+                )
+            argv = [
+                self.settings.bwrap_path,
+                "--unshare-all",
+                "--uid",
+                str(self.settings.sandbox_uid),
+                "--gid",
+                str(self.settings.sandbox_uid),
+                "--cap-drop",
+                "ALL",
+                "--hostname",
+                "sandbox",
+                "--die-with-parent",
+                "--new-session",
+                *system_mounts(),
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                "--perms",
+                "1777",
+                "--tmpfs",
+                "/work",
+                "--symlink",
+                "/work",
+                "/tmp",
+                "--remount-ro",
+                "/",
+                "--chdir",
+                "/work",
+                "--",
+                "/usr/bin/python3",
+                "-E",
+                "-s",
+                "-c",
+                source,
+                str(theirs.fileno()),
+            ]
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=base_env("/work"),
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+            if self._group is not None:
+                # The server runs no untrusted code itself, so placing it after start is
+                # safe: every case is forked later and inherits the group.
+                self._group.add(self._proc.pid)
+                for child in _descendants(self._proc.pid):
+                    self._group.add(child)
+        except OSError as exc:
+            ours.close()
+            self._stop()
+            raise SandboxFailure(f"cannot start the Python fast path: {exc}") from exc
+        finally:
+            theirs.close()
+        self._sock = ours
+        _LIVE.add(self)
+        return ours
+
+    def server_pids(self) -> list[int]:
+        """Host pids of the server itself (bwrap, its init, the interpreter): the only
+        processes that legitimately outlive a case. Empty when not running."""
+        if self._proc is None or self._proc.poll() is not None:
+            return []
+        chain = [self._proc.pid]
+        for _ in range(2):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                first = _children(chain[-1])[0]
+                chain.append(first)
+        return chain
+
+    def fits(self, limits: Limits) -> bool:
+        """True when the pool's cgroup was sized for cases with these limits."""
+        pool = self.settings.limits
+        return limits.memory_mb <= pool.memory_mb and limits.processes <= pool.processes
+
+    def execute(self, program: Program, case: Case, limits: Limits) -> Execution:
+        """Run one case of a python3 program. Raises SandboxFailure if the server breaks."""
+        files = {**program.files, **case.files, "main.py": program.source}
+        header = json.dumps(
+            {
+                "source": program.source,
+                "files": files,
+                "argv": case.argv,
+                "wall_s": limits.wall_s,
+                "cpu_s": max(1, round(limits.cpu_s + 0.499)),
+                "memory_bytes": limits.memory_mb << 20,
+                "fsize_bytes": limits.file_size_mb << 20,
+                "disk_bytes": limits.disk_mb << 20,
+            }
+        ).encode()
+        if len(header) > _SERVER_ARGV_LIMIT:
+            raise SandboxFailure("program too large for the fast path")
+        stdin_r, stdin_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        ctl, ctl_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        theirs = [stdin_r, out_w, err_w, ctl_theirs.fileno()]
+        try:
+            with self._lock:
+                sock = self._ensure()
+                try:
+                    sock.sendmsg(
+                        [header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _int_array(theirs))]
+                    )
+                except OSError as exc:
+                    self._stop()
+                    raise SandboxFailure(f"fast path server is gone: {exc}") from exc
+        finally:
+            for fd in theirs[:3]:
+                os.close(fd)
+            ctl_theirs.close()
+        # Ours until closed; closing an fd twice could close another thread's new fd.
+        owned = {stdin_w, out_r, err_r}
+        try:
+            return _collect(ctl, owned, stdin_w, out_r, err_r, case.stdin.encode(), limits)
+        finally:
+            ctl.close()
+            for fd in owned:
+                os.close(fd)
+
+
+_LIVE: weakref.WeakSet[ForkServer] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """A sandbox still open at interpreter exit must not leave its server's cgroup behind
+    (the server process itself dies with us: bwrap's die-with-parent)."""
+    for server in list(_LIVE):
+        server.close()
+
+
+def _int_array(fds: list[int]) -> bytes:
+    import array
+
+    return array.array("i", fds).tobytes()
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for child in _children(pid):
+            found += [child, *_descendants(child)]
+    return found
+
+
+def _collect(
+    ctl: socket.socket,
+    owned: set[int],
+    stdin_w: int,
+    out_r: int,
+    err_r: int,
+    stdin: bytes,
+    limits: Limits,
+) -> Execution:
+    """Feed stdin, read capped output, and wait for the supervisor's result."""
+    output = CappedOutput(limits.output_bytes)
+    sel = selectors.DefaultSelector()
+    streams = {out_r: "stdout", err_r: "stderr"}
+    for fd in (stdin_w, out_r, err_r):
+        os.set_blocking(fd, False)
+    for fd in streams:
+        sel.register(fd, selectors.EVENT_READ)
+    sel.register(ctl, selectors.EVENT_READ)
+    pending = memoryview(stdin)
+    if pending:
+        sel.register(stdin_w, selectors.EVENT_WRITE)
+    else:
+        owned.discard(stdin_w)
+        os.close(stdin_w)
+    deadline = time.monotonic() + limits.wall_s + _GRACE_S
+    result: dict[str, object] | None = None
+    try:
+        while result is None or streams:
+            timeout = deadline - time.monotonic()
+            if timeout <= 0:
+                raise SandboxFailure("fast path supervisor did not answer in time")
+            for key, _ in sel.select(timeout):
+                if key.fileobj is ctl:
+                    sel.unregister(ctl)
+                    result = json.loads(ctl.recv(1 << 16) or b'{"error": "no result"}')
+                    deadline = min(deadline, time.monotonic() + 0.5)
+                elif key.fd == stdin_w:
+                    pending = _feed(sel, stdin_w, pending)
+                    if not pending:
+                        owned.discard(stdin_w)
+                        os.close(stdin_w)
+                else:
+                    _drain(sel, int(key.fd), streams, output, ctl)
+    finally:
+        sel.close()
+    if "error" in result:
+        raise SandboxFailure(f"fast path: {result['error']}")
+    return Execution(
+        returncode=int(result["returncode"]),  # type: ignore[call-overload]
+        stdout=output.bytes("stdout"),
+        stderr=output.bytes("stderr"),
+        wall_s=float(result["wall_s"]),  # type: ignore[arg-type]
+        cpu_s=float(result["cpu_s"]),  # type: ignore[arg-type]
+        memory_kb=int(result["maxrss_kb"]),  # type: ignore[call-overload]
+        timed_out=bool(result["timed_out"]),
+        output_exceeded=output.exceeded,
+        oom_killed=False,
+    )
+
+
+def _feed(sel: selectors.BaseSelector, fd: int, pending: memoryview) -> memoryview:
+    try:
+        written = os.write(fd, pending[:_CHUNK])
+    except BlockingIOError:
+        written = 0
+    except BrokenPipeError:
+        written = len(pending)
+    pending = pending[written:]
+    if not pending:
+        sel.unregister(fd)
+    return pending
+
+
+def _drain(
+    sel: selectors.BaseSelector,
+    fd: int,
+    streams: dict[int, str],
+    output: CappedOutput,
+    ctl: socket.socket,
+) -> None:
+    try:
+        data = os.read(fd, _CHUNK)
+    except BlockingIOError:
+        return
+    if not data:
+        sel.unregister(fd)
+        del streams[fd]
+        return
+    if output.feed(streams[fd], data):
+        with contextlib.suppress(OSError):
+            ctl.send(b"kill")  # the supervisor kills the case and still reports
+        for other in list(streams):
+            sel.unregister(other)
+        streams.clear()

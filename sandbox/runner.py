@@ -1,0 +1,248 @@
+"""The sandbox's front door: `Sandbox.run(program, cases, limits) -> RunReport`.
+
+The program is written to a fresh host directory, compiled once (when the language has a
+compile step) with that directory writable, then every case runs with it read-only, at
+most ``settings.parallelism`` at a time. Python cases go through the pre-started
+interpreter (`sandbox.pyfast`) when the backend is bwrap and the fast path is enabled.
+
+`run` never raises for anything the program does, nor for a broken sandbox: both come
+back in the report (see `sandbox.types`). It raises `ValueError` only for a request that
+can never work (an unknown language, a file name with a path in it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from sandbox import backends, languages
+from sandbox.backends.base import Backend, Job
+from sandbox.classification import outcome
+from sandbox.settings import SandboxSettings
+from sandbox.types import (
+    Case,
+    CompileOutcome,
+    CompileStatus,
+    Limits,
+    Outcome,
+    Program,
+    RunReport,
+    SandboxFailure,
+    SandboxStatus,
+)
+
+if TYPE_CHECKING:
+    from sandbox.pyfast.host import ForkServer
+
+# Compilers are multi-threaded (go, rustc, javac); the pids cgroup counts threads.
+_COMPILE_PROCESSES = 512
+
+
+class Sandbox:
+    """Runs programs. Thread-safe; holds the Python fast-path server (if used) until
+    `close`. Use as a context manager or keep one per process."""
+
+    def __init__(self, settings: SandboxSettings | None = None) -> None:
+        self.settings = settings or SandboxSettings()
+        self.backend: Backend = backends.create(self.settings)
+        self._fast: ForkServer | None = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def resident_pids(self) -> list[int]:
+        """Host pids this sandbox keeps between runs (the fast-path server), for leak checks."""
+        return self._fast.server_pids() if self._fast is not None else []
+
+    def close(self) -> None:
+        """Stop the fast-path server, if one was started."""
+        with self._lock:
+            fast, self._fast = self._fast, None
+        if fast is not None:
+            fast.close()
+
+    def run(
+        self, program: Program, cases: Sequence[Case], limits: Limits | None = None
+    ) -> RunReport:
+        """Compile ``program`` once and run every case; see the module docstring."""
+        limits = limits or self.settings.limits
+        lang = languages.find(program.language)
+        if lang is None:
+            raise ValueError(f"unknown language {program.language!r}")
+        files = _program_files(program, lang.main)
+        report = RunReport(backend=self.backend.name, language=lang.name)
+        missing = languages.missing_tools(lang)
+        if missing:
+            report.sandbox_status = SandboxStatus.ERROR
+            report.message = f"{lang.name} toolchain missing on this host: {', '.join(missing)}"
+            return report
+        box = Path(tempfile.mkdtemp(prefix="referee-box-", dir=self.settings.work_root))
+        try:
+            box.chmod(0o755)
+            for name, text in files.items():
+                (box / name).write_text(text)
+            binds = _binds(lang)
+            report.compile = self._compile(lang, list(files), box, binds, program, limits)
+            if report.compile.status is CompileStatus.OK or lang.compile is None:
+                report.cases = self._cases(lang, list(files), box, binds, program, cases, limits)
+        except SandboxFailure as exc:
+            report.sandbox_status = SandboxStatus.ERROR
+            report.message = str(exc)
+            report.cases = []
+        finally:
+            shutil.rmtree(box, ignore_errors=True)
+        return report
+
+    def _compile(
+        self,
+        lang: languages.Language,
+        files: list[str],
+        box: Path,
+        binds: dict[str, Path],
+        program: Program,
+        limits: Limits,
+    ) -> CompileOutcome:
+        if lang.compile is None:
+            return CompileOutcome(status=CompileStatus.SKIPPED)
+        argv = lang.argv(lang.compile, files, limits.compile_memory_mb) + program.build_flags
+        ex = self.backend.execute(
+            Job(
+                argv=argv,
+                box=box,
+                box_writable=True,
+                cwd_is_box=True,
+                env=dict(lang.env),
+                stdin=b"",
+                files={},
+                wall_s=limits.compile_wall_s,
+                cpu_s=limits.compile_wall_s,
+                memory_mb=limits.compile_memory_mb,
+                memory_rlimit="none" if lang.memory_rlimit == "none" else "data",
+                processes=_COMPILE_PROCESSES,
+                file_size_mb=max(limits.file_size_mb, 256),
+                disk_mb=max(limits.disk_mb, 512),
+                output_bytes=limits.output_bytes,
+                binds=binds,
+            )
+        )
+        text = (ex.stderr + ex.stdout).decode("utf-8", errors="replace")
+        if ex.timed_out:
+            status = CompileStatus.TIMEOUT
+        else:
+            status = CompileStatus.OK if ex.returncode == 0 else CompileStatus.ERROR
+        return CompileOutcome(status=status, output=text, wall_s=round(ex.wall_s, 6))
+
+    def _cases(
+        self,
+        lang: languages.Language,
+        files: list[str],
+        box: Path,
+        binds: dict[str, Path],
+        program: Program,
+        cases: Sequence[Case],
+        limits: Limits,
+    ) -> list[Outcome]:
+        fast = self._fast_path(lang, program)
+        argv = lang.argv(lang.run, files, limits.memory_mb)
+
+        def one(case: Case) -> Outcome:
+            if fast is not None and fast.fits(limits):
+                return outcome(fast.execute(program, case, limits), limits)
+            return outcome(
+                self.backend.execute(_case_job(lang, argv, box, binds, case, limits)), limits
+            )
+
+        if len(cases) <= 1 or self.settings.parallelism == 1:
+            return [one(case) for case in cases]
+        with ThreadPoolExecutor(max_workers=min(self.settings.parallelism, len(cases))) as pool:
+            return list(pool.map(one, cases))
+
+    def _fast_path(self, lang: languages.Language, program: Program) -> ForkServer | None:
+        if not (
+            self.settings.python_fast_path
+            and lang.name == "python3"
+            and self.backend.name == "bwrap"
+        ):
+            return None
+        from sandbox.pyfast.host import ForkServer
+
+        with self._lock:
+            if self._fast is None:
+                self._fast = ForkServer(self.settings)
+            return self._fast
+
+
+def _program_files(program: Program, main: str) -> dict[str, str]:
+    files = {main: program.source}
+    for name, text in program.files.items():
+        if not name or "/" in name or name in {".", ".."} or name == main:
+            raise ValueError(f"bad program file name {name!r}")
+        files[name] = text
+    return files
+
+
+def _binds(lang: languages.Language) -> dict[str, Path]:
+    if lang.name != "rust":
+        return {}
+    root = languages.rust_sysroot()
+    if root is None:
+        raise SandboxFailure("rust toolchain vanished")
+    return {languages.RUST_MOUNT: root}
+
+
+def _case_job(
+    lang: languages.Language,
+    argv: list[str],
+    box: Path,
+    binds: dict[str, Path],
+    case: Case,
+    limits: Limits,
+) -> Job:
+    for name in case.files:
+        if not name or "/" in name or name in {".", ".."}:
+            raise ValueError(f"bad case file name {name!r}")
+    memory = limits.memory_mb + lang.overhead_mb
+    return Job(
+        argv=[*argv, *case.argv],
+        box=box,
+        box_writable=False,
+        cwd_is_box=False,
+        env=dict(lang.env),
+        stdin=case.stdin.encode(),
+        files={k: v.encode() for k, v in case.files.items()},
+        wall_s=limits.wall_s,
+        cpu_s=limits.cpu_s,
+        memory_mb=memory,
+        memory_rlimit=lang.memory_rlimit,
+        processes=limits.processes,
+        file_size_mb=limits.file_size_mb,
+        disk_mb=limits.disk_mb,
+        output_bytes=limits.output_bytes,
+        binds=binds,
+    )
+
+
+_default: Sandbox | None = None
+_default_lock = threading.Lock()
+
+
+def run(program: Program, cases: Sequence[Case], limits: Limits | None = None) -> RunReport:
+    """`Sandbox.run` on a per-process default sandbox (settings read on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Sandbox()
+        sandbox = _default
+    return sandbox.run(program, cases, limits)

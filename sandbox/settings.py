@@ -1,0 +1,38 @@
+"""Sandbox settings (pydantic-settings, prefix ``REFEREE_SANDBOX_``), read when constructed.
+
+Example: ``REFEREE_SANDBOX_BACKEND=process`` or ``REFEREE_SANDBOX_LIMITS__WALL_S=2``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sandbox.types import Limits
+
+
+def _default_parallelism() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class SandboxSettings(BaseSettings):
+    """``backend``: bwrap (default), docker, or process (NOT isolating: trusted code only).
+    ``python_fast_path``: serve python3 cases from a pre-started interpreter (bwrap only).
+    ``parallelism``: cases of one run executed at once. ``work_root``: host directory for
+    per-run program directories (None: the system temp dir)."""
+
+    model_config = SettingsConfigDict(env_prefix="REFEREE_SANDBOX_", env_nested_delimiter="__")
+
+    backend: Literal["bwrap", "docker", "process"] = "bwrap"
+    python_fast_path: bool = True
+    parallelism: int = Field(default_factory=_default_parallelism, ge=1, le=256)
+    limits: Limits = Field(default_factory=Limits)
+    work_root: Path | None = None
+    bwrap_path: str = "/usr/bin/bwrap"
+    sandbox_uid: int = 65534
+    docker_image: str = "referee-sandbox:latest"
+    docker_timeout_s: float = 30.0
