@@ -1,0 +1,91 @@
+"""OpenRLHF: ``POST /get_reward`` speaks its wire format; failures are never a 0."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.adapters.mapping import ItemMapping
+from service.adapters.openrlhf import reward_func
+from service.app import create_app
+from tests.service.conftest import small_settings
+
+PROMPT = "<|user|>What is 6 * 7?<|assistant|>"
+
+
+def test_rewards_scores_and_extra_logs(client: TestClient) -> None:
+    body = {
+        "query": [PROMPT + "It is \\boxed{42}.", PROMPT + "It is \\boxed{41}.", "no prompt 42"],
+        "prompts": [PROMPT, PROMPT, "something else"],
+        "labels": ["42", "42", "42"],
+    }
+    response = client.post("/get_reward", json=body)
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["rewards"] == [1.0, 0.0, 1.0]
+    assert data["scores"] == data["rewards"]
+    assert isinstance(data["extra_logs"], dict)
+
+
+def test_old_format_with_query_only_uses_the_fixed_reference() -> None:
+    mapping = ItemMapping(
+        verifier="string", params={"op": "contains"}, reference_column=None, reference="ok"
+    )
+    with TestClient(create_app(small_settings(cpu_workers=1, openrlhf_mapping=mapping))) as c:
+        response = c.post("/get_reward", json={"query": ["all ok", "all bad"]})
+        assert response.json()["rewards"] == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        ({"query": []}, "query"),
+        ({"query": ["a", "b"], "labels": ["1"]}, "labels"),
+        ({"query": ["a"], "prompts": ["x", "y"]}, "prompts"),
+        ({"query": ["\\boxed{1}"], "labels": ["\\frac{"]}, "query[0]"),
+    ],
+)
+def test_client_errors_are_422_naming_the_field(
+    client: TestClient, body: dict[str, object], names: str
+) -> None:
+    response = client.post("/get_reward", json=body)
+    assert response.status_code == 422, response.text
+    assert names in response.json()["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def crashing() -> Iterator[TestClient]:
+    mapping = ItemMapping(verifier="crash", reference_column=None)
+    with TestClient(create_app(small_settings(cpu_workers=1, openrlhf_mapping=mapping))) as c:
+        yield c
+
+
+def test_infrastructure_failure_is_503_to_retry_not_a_zero(crashing: TestClient) -> None:
+    response = crashing.post("/get_reward", json={"query": ["a", "b"]})
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "1"
+    assert "failed to score" in response.json()["error"]["message"]
+
+
+def test_reward_func_file_against_a_live_server(
+    live_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFEREE_URL", live_server)
+    monkeypatch.setenv(
+        "REFEREE_OPENRLHF_MAPPING", '{"verifier": "math", "reference_column": "answer"}'
+    )
+    out = reward_func([PROMPT + "\\boxed{42}", PROMPT + "7"], [PROMPT, PROMPT], ["42", "42"])
+    assert [float(r) for r in out["rewards"]] == [1.0, 0.0]
+
+
+def test_reward_func_raises_instead_of_zeroing_failures(
+    live_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REFEREE_URL", live_server)
+    monkeypatch.setenv(
+        "REFEREE_OPENRLHF_MAPPING", '{"verifier": "crash", "reference_column": null}'
+    )
+    with pytest.raises(RuntimeError, match="not scored"):
+        reward_func(["a"], ["a"], ["x"])

@@ -1,0 +1,57 @@
+"""verl: ``compute_score`` returns verl's dict; concurrent threads share requests."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from service.adapters import verl
+from service.client import RefereeError
+
+
+@pytest.fixture(autouse=True)
+def configured(live_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFEREE_URL", live_server)
+    monkeypatch.setenv(
+        "REFEREE_VERL_MAPPINGS",
+        '{"openai/gsm8k": {"verifier": "math", "params": {"strategies": ["gsm8k", "last_number"]}},'
+        ' "exact": {"verifier": "string", "reference_column": "answer"}}',
+    )
+    monkeypatch.setattr(verl, "_client", None)
+
+
+def test_compute_score_per_data_source() -> None:
+    assert verl.compute_score("openai/gsm8k", "so #### 72", "72")["score"] == 1.0
+    assert verl.compute_score("openai/gsm8k", "so #### 71", "72")["score"] == 0.0
+    assert verl.compute_score("exact", "Paris", "Paris") == {"score": 1.0, "status": "ok"}
+    assert verl.compute_score("anything/else", "\\boxed{\\frac{1}{2}}", "0.5")["score"] == 1.0
+
+
+def test_threads_calling_at_once_get_their_own_scores() -> None:
+    cases = [(f"#### {i}", str(i if i % 2 else i + 1)) for i in range(60)]
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        scores = list(pool.map(lambda c: verl.compute_score("openai/gsm8k", *c)["score"], cases))
+    assert scores == [1.0 if i % 2 else 0.0 for i in range(60)]
+
+
+def test_failures_raise_by_default_and_zero_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(RefereeError) as raised:
+        verl.compute_score("openai/gsm8k", "#### 1", "\\frac{")
+    assert raised.value.code == "invalid_reference"
+    monkeypatch.setenv("REFEREE_VERL_ON_FAILURE", "zero")
+    assert verl.compute_score("openai/gsm8k", "#### 1", "\\frac{") == {
+        "score": 0.0,
+        "status": "invalid",
+    }
+
+
+def test_async_compute_score() -> None:
+    async def scenario() -> list[float]:
+        calls = [verl.compute_score_async("x", f"\\boxed{{{i}}}", "3") for i in range(6)]
+        return [r["score"] for r in await asyncio.gather(*calls)]
+
+    assert asyncio.run(scenario()) == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
