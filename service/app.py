@@ -12,12 +12,14 @@ from service.dispatch import Dispatcher
 from service.errors import install_error_handlers
 from service.executor import EmbeddedExecutor, Executor
 from service.job_store import JobStore
-from service.jobs import JobService
+from service.jobs import JobBackend, JobService
+from service.local_jobs import LocalJobs
+from service.logs import RequestIds
 from service.metrics import Metrics
 from service.middleware import BodyLimit, RequestMetrics
 from service.rate_limit import RateLimiter
 from service.responses import JSONBytes
-from service.routes import health, jobs, openrlhf, score, verifiers
+from service.routes import health, jobs, openrlhf, run, score, verifiers
 from service.settings import Settings
 from verifiers.registry import Registry, default_registry
 
@@ -47,11 +49,12 @@ def create_app(
     metrics = Metrics(executor.readiness)
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await executor.start()
         try:
             yield
         finally:
+            await app.state.jobs.close()
             await executor.close()
 
     app = FastAPI(
@@ -64,16 +67,21 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.dispatcher = Dispatcher(settings, registry, executor, metrics)
-    app.state.jobs = build_jobs(settings, registry, executor)
+    app.state.jobs = build_jobs(settings, registry, executor, app.state.dispatcher)
     app.state.rate_limiter = build_rate_limiter(settings, executor)
     install_error_handlers(app)
-    app.include_router(health.router)
     protected = [Depends(require_api_key)]
+    app.include_router(health.router)
+    app.include_router(
+        health.metrics_router, dependencies=[] if settings.metrics_public else protected
+    )
     app.include_router(score.router, dependencies=protected)
     app.include_router(jobs.router, dependencies=protected)
     app.include_router(verifiers.router, dependencies=protected)
     app.include_router(openrlhf.router, dependencies=protected)
+    app.include_router(run.router, dependencies=protected)
     app.add_middleware(RequestMetrics, metrics=metrics)
+    app.add_middleware(RequestIds)
     streamed = {"/v1/jobs": settings.max_job_bytes}
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, streamed=streamed)
     return app
@@ -89,11 +97,13 @@ def build_rate_limiter(settings: Settings, executor: Executor) -> RateLimiter | 
     return RateLimiter(settings.rate_limit_items_per_s, settings.rate_limit_burst, client)
 
 
-def build_jobs(settings: Settings, registry: Registry, executor: Executor) -> JobService | None:
-    """The batch-job service when a broker holds job state; None in embedded mode."""
+def build_jobs(
+    settings: Settings, registry: Registry, executor: Executor, dispatcher: Dispatcher
+) -> JobBackend:
+    """Jobs in Redis with the distributed executor; spooled and scored here otherwise."""
     from service.celery_executor import CeleryExecutor
 
     if not isinstance(executor, CeleryExecutor):
-        return None
+        return LocalJobs(dispatcher, settings.job_dir, settings.max_job_bytes)
     store = JobStore(executor.redis, settings.job_ttl_s)
     return JobService(store, executor, registry, settings.max_job_bytes, settings.item_timeout_s)

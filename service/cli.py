@@ -15,6 +15,7 @@ from rich.table import Table
 
 from service.batch_file import Scorer, score_file
 from service.jsonl import count_lines
+from service.logs import configure as configure_logging
 from service.settings import Settings
 from service.summary import Summary
 from verifiers.types import Pool
@@ -51,6 +52,7 @@ def worker(
     from service.worker import run_worker
 
     settings = Settings()
+    configure_logging(settings.log_json, settings.log_level)
     if not settings.broker_url:
         console.print("[red]REFEREE_BROKER_URL is not set: nothing to consume from[/]")
         raise typer.Exit(2)

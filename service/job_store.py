@@ -167,14 +167,14 @@ class JobStore:
         for start in range(0, total, READ_BATCH):
             fields = [str(i) for i in range(start, min(total, start + READ_BATCH))]
             values = await self._redis.hmget(results_key, fields)
-            yield b"".join((_bytes(v) if v is not None else _CANCELLED) + b"\n" for v in values)
+            yield b"".join((_bytes(v) if v is not None else CANCELLED_LINE) + b"\n" for v in values)
 
 
 def _bytes(value: bytes | str) -> bytes:
     return value if isinstance(value, bytes) else value.encode()
 
 
-_CANCELLED = orjson.dumps(
+CANCELLED_LINE = orjson.dumps(
     Result(
         status=Status.TIMEOUT,
         error=ErrorInfo(code="cancelled", message="the job was cancelled before this item"),

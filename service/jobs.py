@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import orjson
 
@@ -37,6 +38,39 @@ class ChunkPlan:
                 self.chunks[-1] = (pool, start, index + 1)
                 return
         self.chunks.append((pool, index, index + 1))
+
+
+async def split_lines(body: AsyncIterator[bytes], max_bytes: int) -> AsyncIterator[list[bytes]]:
+    """Non-blank lines of a streamed upload, in batches; `PayloadTooLarge` past the limit."""
+    size, pending, batch = 0, b"", []
+    async for chunk in body:
+        size += len(chunk)
+        if size > max_bytes:
+            raise PayloadTooLarge(f"job upload exceeds the limit of {max_bytes} bytes")
+        *lines, pending = (pending + chunk).split(b"\n")
+        batch += [line for line in lines if line.strip()]
+        if len(batch) >= UPLOAD_BATCH:
+            yield batch
+            batch = []
+    if pending.strip():
+        batch.append(pending)
+    yield batch
+
+
+class JobBackend(Protocol):
+    """What the job routes need; Redis-backed (distributed) or in-process (embedded)."""
+
+    async def submit(self, body: AsyncIterator[bytes]) -> tuple[str, int]: ...
+
+    async def status(self, job_id: str) -> JobStatus | None: ...
+
+    def results(self, job_id: str, total: int) -> AsyncIterator[bytes]: ...
+
+    async def cancel(self, job_id: str) -> bool: ...
+
+    async def close(self) -> None:
+        """Stop background work (embedded jobs); Redis jobs carry on in the workers."""
+        ...
 
 
 class JobService:
@@ -68,6 +102,15 @@ class JobService:
 
     async def status(self, job_id: str) -> JobStatus | None:
         return await self.store.status(job_id)
+
+    def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
+        return self.store.results(job_id, total)
+
+    async def cancel(self, job_id: str) -> bool:
+        return await self.store.cancel(job_id)
+
+    async def close(self) -> None:
+        return None
 
     async def _batches(
         self, body: AsyncIterator[bytes], plan: ChunkPlan

@@ -88,9 +88,17 @@ class _PoolCollector(Collector):
         queued = GaugeMetricFamily(
             "referee_pool_queued_chunks", "Chunks waiting for a worker", labels=["pool"]
         )
+        tasks = GaugeMetricFamily(
+            "referee_pool_queued_tasks", "Tasks waiting in a pool's broker queue", labels=["pool"]
+        )
+        consumers = GaugeMetricFamily(
+            "referee_pool_consumers", "Live workers consuming a pool's queue", labels=["pool"]
+        )
         for pool, info in self._report().items():
             if "alive" in info:
                 alive.add_metric([pool], info["alive"])
                 queued.add_metric([pool], info["queued_chunks"])
-        yield alive
-        yield queued
+            if "queued_tasks" in info:
+                tasks.add_metric([pool], info["queued_tasks"])
+                consumers.add_metric([pool], info["consumers"])
+        yield from (alive, queued, tasks, consumers)

@@ -7,6 +7,8 @@ down explicitly, so tests construct their own.
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
@@ -30,6 +32,13 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
     """Bearer keys; when any is set, every route but /healthz and /readyz needs one.
     From the environment: comma-separated."""
+
+    metrics_public: bool = False
+    """Serve /metrics without an API key (for a Prometheus that cannot send one)."""
+    log_json: bool = True
+    log_level: str = "INFO"
+    worker_metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    """A worker serves its own Prometheus metrics on this port (items it scored)."""
 
     max_items_per_request: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
@@ -66,6 +75,8 @@ class Settings(BaseSettings):
     """Tasks waiting in one pool's queue beyond which new work gets 429."""
     max_job_bytes: int = Field(default=4 * 1024**3, ge=1024)
     """Largest JSONL upload to ``POST /v1/jobs`` (streamed to Redis, never held whole)."""
+    job_dir: Path = Field(default_factory=lambda: Path(tempfile.gettempdir()) / "referee-jobs")
+    """Embedded mode: where job uploads and results are spooled."""
     job_ttl_s: int = Field(default=7 * 24 * 3600, ge=60)
     """How long a finished job's items and results stay in Redis."""
     rate_limit_items_per_s: float | None = Field(default=None, gt=0)

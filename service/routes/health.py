@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import Response
 
-from service.deps import DispatcherDep, MetricsDep, require_api_key
+from service.deps import DispatcherDep, MetricsDep
 from service.responses import JSONBytes
 from service.schemas import Health, Readiness
 
 router = APIRouter(tags=["health"])
+metrics_router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=Health)
@@ -48,7 +49,7 @@ def pool_problems(pools: dict[str, dict[str, Any]]) -> list[str]:
     return problems
 
 
-@router.get("/metrics", dependencies=[Depends(require_api_key)], response_class=Response)
+@metrics_router.get("/metrics", response_class=Response)
 async def metrics(metrics: MetricsDep, dispatcher: DispatcherDep) -> Response:
     """Prometheus text format."""
     await dispatcher.executor.refresh()

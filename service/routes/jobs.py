@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import StreamingResponse
 
-from service.errors import Conflict, NotFound, Unavailable
+from service.errors import Conflict, NotFound
 from service.job_store import JobStatus
-from service.jobs import JobService
+from service.jobs import JobBackend
 from service.schemas import ErrorResponse, JobAccepted, JobInfo
 
 router = APIRouter(tags=["jobs"])
@@ -21,14 +21,12 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def get_jobs(request: Request) -> JobService:
-    jobs: JobService | None = request.app.state.jobs
-    if jobs is None:
-        raise Unavailable("batch jobs need the distributed executor: set REFEREE_BROKER_URL")
+def get_jobs(request: Request) -> JobBackend:
+    jobs: JobBackend = request.app.state.jobs
     return jobs
 
 
-JobsDep = Annotated[JobService, Depends(get_jobs)]
+JobsDep = Annotated[JobBackend, Depends(get_jobs)]
 
 
 @router.post(
@@ -63,7 +61,7 @@ async def results(job_id: JobId, jobs: JobsDep) -> StreamingResponse:
     job = await found(jobs, job_id)
     if job.state not in ("done", "cancelled"):
         raise Conflict(f"job {job_id} is {job.state} ({job.done}/{job.total} items scored)")
-    stream: AsyncIterator[bytes] = jobs.store.results(job_id, job.total)
+    stream: AsyncIterator[bytes] = jobs.results(job_id, job.total)
     return StreamingResponse(stream, media_type="application/x-ndjson")
 
 
@@ -71,11 +69,11 @@ async def results(job_id: JobId, jobs: JobsDep) -> StreamingResponse:
 async def cancel(job_id: JobId, jobs: JobsDep) -> JobInfo:
     """Stop scoring the job's remaining items; results so far are kept."""
     await found(jobs, job_id)
-    await jobs.store.cancel(job_id)
+    await jobs.cancel(job_id)
     return describe(await found(jobs, job_id))
 
 
-async def found(jobs: JobService, job_id: str) -> JobStatus:
+async def found(jobs: JobBackend, job_id: str) -> JobStatus:
     job = await jobs.status(job_id)
     if job is None:
         raise NotFound(f"no job {job_id} (never created, or expired)")

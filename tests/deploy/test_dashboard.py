@@ -9,7 +9,7 @@ import re
 from tests.deploy.conftest import ROOT
 
 # Used by the dashboard and the queue-depth autoscaling, not yet exported by service/.
-PENDING = {"referee_pool_queued_tasks", "referee_pool_consumers"}
+PENDING: set[str] = set()
 
 
 def exported_metrics() -> set[str]:

@@ -7,12 +7,25 @@ must be refused with a 4xx, never a 500).
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis.generation import GenerationMode
+
+
+@schemathesis.serializer("application/x-ndjson")
+def _ndjson(_: object, value: object) -> bytes:
+    """Job uploads are JSONL: send generated values as they are, or one JSON line each."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    items = value if isinstance(value, list) else [value]
+    return b"\n".join(json.dumps(v).encode() for v in items)
 
 
 def fuzz(live_server: str, mode: GenerationMode) -> tuple[int, list[str]]:

@@ -1,0 +1,133 @@
+"""Batch jobs without a broker: the upload is spooled to disk and scored in order here.
+
+The embedded twin of the Redis job store: the same routes, states and result shape, so
+``referee serve`` alone accepts ``POST /v1/jobs``. Lines go to a file as they arrive (the
+upload is never held whole), one background task per job scores them through the
+dispatcher in batches and appends results in input order. Jobs live as long as this
+process: a restart forgets them (the distributed mode keeps them in Redis).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+
+from service.dispatch import Dispatcher
+from service.errors import Overloaded
+from service.job_store import CANCELLED_LINE, JobStatus
+from service.jobs import split_lines
+from service.jsonl import read_items, write_result
+from verifiers.types import Item, Result
+
+BATCH = 512
+
+
+@dataclass
+class _Job:
+    id: str
+    total: int
+    items: Path
+    results: Path
+    state: str = "running"
+    done: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    created: float = field(default_factory=time.time)
+    finished: float | None = None
+    task: asyncio.Task[None] | None = None
+
+
+class LocalJobs:
+    """Jobs scored in this process. Safe for concurrent requests on one event loop."""
+
+    def __init__(self, dispatcher: Dispatcher, directory: Path, max_bytes: int) -> None:
+        self._dispatcher = dispatcher
+        self._dir = directory
+        self._max_bytes = max_bytes
+        self._jobs: dict[str, _Job] = {}
+
+    async def submit(self, body: AsyncIterator[bytes]) -> tuple[str, int]:
+        self._dir.mkdir(parents=True, exist_ok=True)
+        job_id = uuid.uuid4().hex
+        items = self._dir / f"{job_id}.items.jsonl"
+        total = 0
+        with items.open("wb") as sink:
+            async for batch in split_lines(body, self._max_bytes):
+                if batch:
+                    await asyncio.to_thread(sink.write, b"\n".join(batch) + b"\n")
+                    total += len(batch)
+        job = _Job(job_id, total, items, self._dir / f"{job_id}.results.jsonl")
+        job.results.touch()
+        self._jobs[job_id] = job
+        job.task = asyncio.create_task(self._run(job))
+        return job_id, total
+
+    async def status(self, job_id: str) -> JobStatus | None:
+        job = self._jobs.get(job_id)
+        if job is None:
+            return None
+        return JobStatus(
+            id=job.id,
+            state=job.state,
+            total=job.total,
+            done=job.done,
+            counts=dict(job.counts),
+            created=job.created,
+            finished=job.finished,
+        )
+
+    async def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
+        job = self._jobs[job_id]
+        written = 0
+        with job.results.open("rb") as source:
+            while chunk := await asyncio.to_thread(source.readlines, 1 << 20):
+                written += len(chunk)
+                yield b"".join(chunk)
+        if written < total:
+            yield (CANCELLED_LINE + b"\n") * (total - written)
+
+    async def cancel(self, job_id: str) -> bool:
+        job = self._jobs.get(job_id)
+        if job is None:
+            return False
+        if job.state == "running":
+            job.state, job.finished = "cancelled", time.time()
+            if job.task is not None:
+                job.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job.task
+        return True
+
+    async def close(self) -> None:
+        for job in self._jobs.values():
+            if job.task is not None:
+                job.task.cancel()
+
+    async def _run(self, job: _Job) -> None:
+        entries = read_items(job.items)
+        with job.results.open("ab") as sink:
+            while batch := await asyncio.to_thread(lambda: list(islice(entries, BATCH))):
+                results = await self._score(batch)
+                for result in results:
+                    write_result(sink, result)
+                    job.counts[result.status.value] = job.counts.get(result.status.value, 0) + 1
+                sink.flush()
+                job.done += len(results)
+        job.state, job.finished = "done", time.time()
+
+    async def _score(self, batch: list[Item | Result]) -> list[Result]:
+        items = [entry for entry in batch if isinstance(entry, Item)]
+        while True:
+            try:
+                scored = iter(
+                    await self._dispatcher.score(items, self._dispatcher.budget(None, None))
+                )
+                break
+            except Overloaded:
+                await asyncio.sleep(0.5)  # interactive requests first; the job waits its turn
+        return [next(scored) if isinstance(entry, Item) else entry for entry in batch]

@@ -1,0 +1,100 @@
+"""Batch jobs in embedded mode: spooled upload, ordered results, cancel, limits."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from tests.service.conftest import small_settings
+
+NDJSON = {"Content-Type": "application/x-ndjson"}
+
+
+def lines(count: int, **extra: Any) -> bytes:
+    rows = [
+        orjson.dumps(
+            {
+                "id": str(i),
+                "verifier": "string",
+                "response": "a" if i % 2 else "b",
+                "reference": "a",
+                **extra,
+            }
+        )
+        for i in range(count)
+    ]
+    return b"\n".join(rows) + b"\n"
+
+
+def wait_done(client: TestClient, job_id: str, timeout_s: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()
+        if status["state"] in ("done", "cancelled") or time.monotonic() > deadline:
+            return status
+        time.sleep(0.05)
+
+
+def test_job_scores_every_line_in_order(client: TestClient) -> None:
+    body = lines(1300) + b"not json\n\n" + orjson.dumps({"verifier": "string"}) + b"\n"
+    accepted = client.post("/v1/jobs", content=body, headers=NDJSON)
+    assert accepted.status_code == 202 and accepted.json()["total"] == 1302
+    job_id = accepted.json()["id"]
+    final = wait_done(client, job_id)
+    assert final["state"] == "done" and final["done"] == 1302 and final["progress"] == 1.0
+    assert final["counts"] == {"ok": 1300, "invalid": 2}
+    results = [
+        orjson.loads(x) for x in client.get(f"/v1/jobs/{job_id}/results").content.splitlines()
+    ]
+    assert [r["id"] for r in results[:1300]] == [str(i) for i in range(1300)]
+    assert [r["reward"] for r in results[:4]] == [0.0, 1.0, 0.0, 1.0]
+    assert [r["error"]["code"] for r in results[1300:]] == ["malformed_line"] * 2
+
+
+def test_empty_upload_is_a_done_job(client: TestClient) -> None:
+    job_id = client.post("/v1/jobs", content=b"\n\n", headers=NDJSON).json()["id"]
+    assert wait_done(client, job_id)["state"] == "done"
+    assert client.get(f"/v1/jobs/{job_id}/results").content == b""
+
+
+def test_results_are_409_while_running_and_cancel_keeps_alignment(client: TestClient) -> None:
+    body = lines(60, verifier="slow", params={"seconds": 0.05})
+    job_id = client.post("/v1/jobs", content=body, headers=NDJSON).json()["id"]
+    running = client.get(f"/v1/jobs/{job_id}/results")
+    assert running.status_code == 409 and running.json()["error"]["code"] == "conflict"
+    cancelled = client.delete(f"/v1/jobs/{job_id}")
+    assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
+    results = client.get(f"/v1/jobs/{job_id}/results").content.splitlines()
+    assert len(results) == 60
+    assert orjson.loads(results[-1])["error"]["code"] == "cancelled"
+
+
+@pytest.mark.parametrize("path", ["/v1/jobs/" + "0" * 32, "/v1/jobs/" + "0" * 32 + "/results"])
+def test_unknown_job_is_404(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+@pytest.fixture(scope="module")
+def tiny_uploads() -> Iterator[TestClient]:
+    with TestClient(create_app(small_settings(cpu_workers=1, max_job_bytes=4096))) as c:
+        yield c
+
+
+def test_upload_over_the_job_limit_is_413(tiny_uploads: TestClient) -> None:
+    declared = tiny_uploads.post("/v1/jobs", content=lines(200), headers=NDJSON)
+    assert declared.status_code == 413
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(200):
+            yield lines(1)
+
+    streamed = tiny_uploads.post("/v1/jobs", content=chunks(), headers=NDJSON)
+    assert streamed.status_code == 413
+    assert "job upload exceeds" in streamed.json()["error"]["message"]
