@@ -19,6 +19,7 @@ from celery import Celery
 from service.celery_app import TASK_NAME
 from service.job_store import JobWriter
 from service.jsonl import parse_line
+from service.metrics import Metrics
 from service.settings import Settings
 from service.worker import WorkerEngine
 from verifiers.types import Item, Pool, Result
@@ -27,20 +28,24 @@ REPLY_TTL_S = 600
 
 
 def register_tasks(
-    app: Celery, engine: WorkerEngine, client: redis.Redis, settings: Settings
+    app: Celery, engine: WorkerEngine, client: redis.Redis, settings: Settings, metrics: Metrics
 ) -> None:
-    """Bind the scoring task to ``app`` for this worker process."""
+    """Bind the scoring task to ``app`` for this worker process; ``metrics`` counts what
+    this worker scored (the gateway never sees items of distributed jobs)."""
     writer = JobWriter(client)
 
     @app.task(name=TASK_NAME, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
     def score_chunk(payload: dict[str, Any]) -> None:
         if "job" in payload:
-            score_job_chunk(payload, engine, writer, settings)
+            results = score_job_chunk(payload, engine, writer, settings)
         else:
-            score_reply_chunk(payload, engine, client)
+            results = score_reply_chunk(payload, engine, client)
+        metrics.observe_results(results)
 
 
-def score_reply_chunk(payload: dict[str, Any], engine: WorkerEngine, client: redis.Redis) -> None:
+def score_reply_chunk(
+    payload: dict[str, Any], engine: WorkerEngine, client: redis.Redis
+) -> list[Result]:
     items = [Item.model_validate(raw) for raw in payload["items"]]
     results = engine.run(Pool(payload["pool"]), items, payload["item_timeout"], payload["deadline"])
     reply = {"chunk": payload["chunk"], "results": [r.model_dump(mode="json") for r in results]}
@@ -48,14 +53,15 @@ def score_reply_chunk(payload: dict[str, Any], engine: WorkerEngine, client: red
     pipe.rpush(payload["reply"], orjson.dumps(reply))
     pipe.expire(payload["reply"], REPLY_TTL_S)
     pipe.execute()
+    return results
 
 
 def score_job_chunk(
     payload: dict[str, Any], engine: WorkerEngine, writer: JobWriter, settings: Settings
-) -> None:
+) -> list[Result]:
     job, start, stop = payload["job"], payload["start"], payload["stop"]
     if writer.state(job) != "running":
-        return  # cancelled or expired: nothing to do, and nothing to redo
+        return []  # cancelled or expired: nothing to do, and nothing to redo
     # Jobs wait in the queue for as long as it takes, so their budget starts here, kept
     # below the visibility timeout so the chunk is never redelivered while it runs.
     deadline = time.time() + settings.task_time_limit_s
@@ -66,3 +72,4 @@ def score_job_chunk(
     scored = iter(engine.run(pool, items, payload["item_timeout"], deadline))
     results: list[Result] = [next(scored) if isinstance(e, Item) else e for e in entries]
     writer.write(job, start, results, settings.job_ttl_s)
+    return results

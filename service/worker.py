@@ -17,8 +17,11 @@ import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from prometheus_client import start_http_server
+
 from service.executor import EmbeddedExecutor
 from service.job_store import retrying
+from service.metrics import Metrics
 from service.settings import Settings
 from verifiers.registry import Registry, default_registry
 from verifiers.types import Item, Pool, Result
@@ -48,6 +51,10 @@ class WorkerEngine:
         """Score ``items`` on this worker; ``deadline_ts`` is wall-clock (tasks cross hosts)."""
         deadline = time.monotonic() + (deadline_ts - time.time())
         return self._call(self._executor.run(pool, items, item_timeout, deadline))
+
+    def readiness(self) -> dict[str, dict[str, Any]]:
+        """The executor's pool report (for this worker's metrics)."""
+        return self._executor.readiness()
 
     def close(self) -> None:
         self._call(self._executor.close())
@@ -86,8 +93,11 @@ def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
 
     sized = settings.model_copy(update={"cpu_workers": concurrency, "sandbox_workers": concurrency})
     engine = WorkerEngine(sized)
+    metrics = Metrics(engine.readiness)
+    if settings.worker_metrics_port is not None:
+        start_http_server(settings.worker_metrics_port, registry=metrics.registry)
     app = make_celery(settings)
-    register_tasks(app, engine, retrying(settings.broker_url or ""), settings)
+    register_tasks(app, engine, retrying(settings.broker_url or ""), settings, metrics)
     name = f"{pool.value}-{socket.gethostname()}-{id(engine):x}"
     stop = start_heartbeat(settings, pool, name)
     try:

@@ -209,3 +209,22 @@ def test_rate_limit_per_api_key_is_shared_through_redis(tmp_path: Path) -> None:
         assert len(stored) == 2 and b"alpha" not in b"".join(stored)  # keys are hashed
     finally:
         cluster.stop_all()
+
+
+def test_workers_export_what_they_scored(tmp_path: Path) -> None:
+    from tests.conftest import free_port
+
+    port = free_port()
+    cluster = make_cluster(tmp_path, REFEREE_WORKER_METRICS_PORT=str(port))
+    try:
+        cluster.start_gateway()
+        cluster.start_worker()
+        cluster.wait_consumers("cpu", 1)
+        items = [{"verifier": "string", "response": "a", "reference": "a"}] * 7
+        assert score(cluster.url, items).status_code == 200
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        assert 'referee_items_total{status="ok",verifier="string@1"} 7.0' in text
+        gateway = httpx.get(f"{cluster.url}/metrics").text
+        assert 'referee_pool_consumers{pool="cpu"} 1.0' in gateway
+    finally:
+        cluster.stop_all()
