@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from verifiers.base import Verifier
 from verifiers.math import MathVerifier
+from verifiers.reward_model import RewardModelVerifier
 from verifiers.rules.calibration import CalibrationVerifier
 from verifiers.rules.choice import ChoiceVerifier
 from verifiers.rules.composite import CompositeVerifier
@@ -30,4 +31,5 @@ def builtin_verifiers() -> list[Verifier]:
         CompositeVerifier(),
         CalibrationVerifier(),
         MathVerifier(),
+        RewardModelVerifier(),
     ]

@@ -1,0 +1,32 @@
+"""Choose the scoring implementation: the Triton kernel on CUDA, the reference elsewhere."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+
+from gpu_rm.kernels.head import ScoreHead
+from gpu_rm.kernels.reference import score_reference
+
+Backend = Literal["auto", "triton", "reference"]
+
+
+def score_last_tokens(
+    hidden: torch.Tensor, ends: torch.Tensor, head: ScoreHead, backend: Backend = "auto"
+) -> torch.Tensor:
+    """(S, K) float32 scores of the sequences ending (exclusive) at ``ends`` in ``hidden``.
+
+    ``auto`` runs the Triton kernel when ``hidden`` is on a CUDA device and Triton imports,
+    else the PyTorch reference (CPU has no Triton backend outside the interpreter).
+    ``triton`` forces the kernel (tests run it under ``TRITON_INTERPRET=1`` on CPU).
+    """
+    if backend == "reference" or (backend == "auto" and not hidden.is_cuda):
+        return score_reference(hidden, ends, head)
+    try:
+        from gpu_rm.kernels.triton_score import score_triton
+    except ImportError:
+        if backend == "triton":
+            raise
+        return score_reference(hidden, ends, head)
+    return score_triton(hidden, ends, head)

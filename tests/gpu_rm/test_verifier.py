@@ -1,0 +1,148 @@
+"""The ``rm`` verifier end to end with a real tiny model, and without torch installed."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from gpu_rm.registry import ModelRegistry
+from gpu_rm.settings import ModelSpec, RMSettings
+from verifiers import Item, Status
+from verifiers.base import AsyncVerifier
+from verifiers.builtin import builtin_verifiers
+from verifiers.reward_model import RewardModelVerifier
+from verifiers.types import Pool
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def registry(model_dirs: dict[str, Path], tmp_path: Path) -> Iterator[ModelRegistry]:
+    models = {
+        "llama": ModelSpec(path=str(model_dirs["llama"]), dtype="float32", device="cpu",
+                           max_length=64),
+        "multi": ModelSpec(path=str(model_dirs["multi"]), dtype="float32", device="cpu",
+                           activation="sigmoid", objective="objective_1"),
+        "broken": ModelSpec(path=str(tmp_path / "missing"), dtype="float32", device="cpu"),
+    }  # fmt: skip
+    reg = ModelRegistry(RMSettings(models=models, max_wait_ms=50))
+    yield reg
+    reg.close()
+
+
+def item(
+    response: Any, model: str | None = "llama", prompt: str = "w1 w2 w3", **params: Any
+) -> Item:
+    if model is not None:
+        params["model"] = model
+    return Item(verifier="rm", prompt=prompt, response=response, params=params, group="g")
+
+
+def test_group_scores_in_one_batch_with_the_prompt_shared(registry: ModelRegistry) -> None:
+    verifier = RewardModelVerifier(registry)
+    items = [item(f"w{i} w{i + 1}") for i in range(4)]
+    results = verifier.score(items)
+    assert [r.status for r in results] == [Status.OK] * 4, results
+    assert len({r.reward for r in results}) == 4
+    assert all(r.details["batch_items"] == 4 for r in results)
+    assert all(r.details["shared_prefix_tokens"] > 0 for r in results)
+    assert results[0].verifier == "rm@1"
+
+
+def test_concurrent_requests_share_batches(registry: ModelRegistry) -> None:
+    verifier = RewardModelVerifier(registry)
+
+    async def run() -> list[list[Any]]:
+        requests = [[item(f"w{i}", prompt=f"w{10 * r}")] for r in range(3) for i in range(2)]
+        return list(await asyncio.gather(*(verifier.ascore(req) for req in requests)))
+
+    results = [r for batch in asyncio.run(run()) for r in batch]
+    assert all(r.status == Status.OK for r in results)
+    assert max(r.details["batch_items"] for r in results) > 1
+
+
+def test_multi_objective_components_and_activation(registry: ModelRegistry) -> None:
+    (result,) = RewardModelVerifier(registry).score([item("w5 w6", model="multi")])
+    assert result.status == Status.OK
+    assert set(result.components) == {"objective_0", "objective_1", "objective_2"}
+    assert 0.0 < result.reward < 1.0  # type: ignore[operator]
+    logit = result.components["objective_1"]
+    assert result.reward == pytest.approx(1.0 / (1.0 + 2.718281828459045 ** (-logit)))
+
+
+def test_bad_items_get_their_own_status_and_spare_batch_mates(registry: ModelRegistry) -> None:
+    items = [
+        item("w1 w2"),
+        item(""),
+        item("w3 \ud800"),
+        item("w4", model="nope"),
+        item("w5", model="broken"),
+        item("w6", model=None),
+        item("w7", truncation="sideways"),
+        item(" ".join(["w9"] * 100)),
+        item(" ".join(["w9"] * 100), truncation="reject"),
+    ]
+    results = RewardModelVerifier(registry).score(items)
+    got = [(r.status, r.error.code if r.error else None) for r in results]
+    assert got == [
+        (Status.OK, None),
+        (Status.INVALID, "empty_response"),
+        (Status.INVALID, "untokenizable"),
+        (Status.INVALID, "unknown_model"),
+        (Status.ERROR, "model_unavailable"),
+        (Status.INVALID, "invalid_params"),
+        (Status.INVALID, "invalid_params"),
+        (Status.OK, None),
+        (Status.INVALID, "too_long"),
+    ]
+    assert "params.model" in results[3].error.message  # type: ignore[union-attr]
+    assert "missing" in results[4].error.message  # type: ignore[union-attr]
+    assert results[4].reward is None
+    assert results[7].details["truncated"] == {"policy": "keep_end", "dropped_tokens": 46}
+    assert results[7].details["tokens"] == 64
+    assert registry.readiness()["broken"]["state"] == "failed"
+
+
+def test_overload_is_a_retryable_error(registry: ModelRegistry) -> None:
+    registry.settings.max_queue_items = 1
+    results = RewardModelVerifier(registry).score([item("w1"), item("w2")])
+    assert [r.error.code for r in results if r.error] == ["overloaded", "overloaded"]
+    assert all(r.status == Status.ERROR for r in results)
+
+
+def test_builtin_registry_serves_rm_and_reports_missing_torch() -> None:
+    rm = next(v for v in builtin_verifiers() if v.name == "rm")
+    assert isinstance(rm, AsyncVerifier) and rm.pool == Pool.GPU
+    code = (  # a base install: importing torch or transformers fails as if absent
+        "import sys\n"
+        "class NoGpuExtra:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'transformers', 'triton'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, NoGpuExtra())\n"
+        "from verifiers.builtin import builtin_verifiers\n"
+        "from verifiers import Item\n"
+        "rm = next(v for v in builtin_verifiers() if v.name == 'rm')\n"
+        "r = rm.score([Item(verifier='rm', response='x')])[0]\n"
+        "print(r.status.value, r.error.code, r.error.message)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("error rm_unavailable")
+    assert "'gpu' extra" in out.stdout
