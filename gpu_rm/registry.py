@@ -93,6 +93,13 @@ class ModelRegistry:
                 report[name] = {"state": "not_loaded"}
         return report
 
+    def saturated(self) -> bool:
+        """True when a loaded model's queue is full: new work would be refused."""
+        return any(
+            served.batcher.queue_depth() >= served.batcher.max_queue
+            for served in list(self._served.values())
+        )
+
     def close(self) -> None:
         """Stop every batcher (the models are released with this object)."""
         with self._lock:

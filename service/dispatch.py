@@ -17,7 +17,7 @@ from service.errors import Overloaded
 from service.executor import Executor
 from service.metrics import Metrics
 from service.settings import Settings
-from verifiers.base import echo
+from verifiers.base import Observable, echo
 from verifiers.groups import summarize_groups
 from verifiers.registry import Registry, UnknownVerifier
 from verifiers.types import GroupStats, Item, Pool, Result, Status
@@ -82,6 +82,7 @@ class Dispatcher:
                 results[index] = rejected
             else:
                 by_pool[self.registry.get(item.verifier).pool].append(index)
+        self._refuse_if_saturated(items, by_pool)
         await self.executor.check_capacity(set(by_pool))
         runs = [
             self.executor.run(
@@ -95,6 +96,14 @@ class Dispatcher:
             for index, result in zip(indices, pool_results, strict=True):
                 results[index] = result
         return [r for r in results if r is not None]
+
+    def _refuse_if_saturated(self, items: list[Item], by_pool: dict[Pool, list[int]]) -> None:
+        """429 now rather than accepting items a full verifier queue would fail."""
+        refs = {items[i].verifier for indices in by_pool.values() for i in indices}
+        for ref in refs:
+            verifier = self.registry.get(ref)
+            if isinstance(verifier, Observable) and verifier.saturated():
+                raise Overloaded(f"the {verifier.name} verifier's queue is full; retry later")
 
     def _precheck(self, index: int, item: Item) -> Result | None:
         """An ``invalid`` result for what is wrong without running anything, else None."""

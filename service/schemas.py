@@ -65,6 +65,8 @@ class Readiness(BaseModel):
     ready: bool
     executor: str
     pools: dict[str, dict[str, Any]]
+    verifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Verifiers that report state (e.g. ``rm@1``: each model loaded, failed or not yet)."""
     problems: list[str] = Field(default_factory=list)
 
 

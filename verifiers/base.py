@@ -104,6 +104,20 @@ class AsyncVerifier(Verifier, Protocol):
         ...
 
 
+@runtime_checkable
+class Observable(Protocol):
+    """Optional: a verifier with state worth reporting (loaded models, queues).
+
+    ``health`` feeds ``/readyz`` (cheap, never loads anything; a ``problem`` key says
+    what is wrong); ``saturated`` lets the gateway refuse new work with 429 instead of
+    accepting items only to fail them.
+    """
+
+    def health(self) -> dict[str, Any]: ...
+
+    def saturated(self) -> bool: ...
+
+
 P = TypeVar("P", bound=BaseModel)
 
 

@@ -9,6 +9,7 @@ imported.
 from __future__ import annotations
 
 from verifiers.base import Verifier
+from verifiers.judge import JudgeVerifier
 from verifiers.math import MathVerifier
 from verifiers.reward_model import RewardModelVerifier
 from verifiers.rules.calibration import CalibrationVerifier
@@ -32,4 +33,5 @@ def builtin_verifiers() -> list[Verifier]:
         CalibrationVerifier(),
         MathVerifier(),
         RewardModelVerifier(),
+        JudgeVerifier(),
     ]

@@ -60,6 +60,20 @@ class RewardModelVerifier:
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
 
+    def health(self) -> dict[str, Any]:
+        """Per configured model: loaded (with its queue), failed with the reason, or not
+        loaded yet. Never loads a model."""
+        models = (self._registry or _default_registry()).readiness()
+        report: dict[str, Any] = {"models": models}
+        failed = [f"{name}: {m['reason']}" for name, m in models.items() if m["state"] == "failed"]
+        if failed:
+            report["problem"] = "; ".join(failed)
+        return report
+
+    def saturated(self) -> bool:
+        """True while a model's batcher queue is full (the gateway answers 429)."""
+        return (self._registry or _default_registry()).saturated()
+
     def score(self, items: Sequence[Item]) -> list[Result]:
         """`ascore` on a private event loop (in a helper thread if this one runs a loop)."""
         try:

@@ -8,8 +8,10 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from service.deps import DispatcherDep, MetricsDep
+from service.dispatch import Dispatcher
 from service.responses import JSONBytes
 from service.schemas import Health, Readiness
+from verifiers.base import Observable
 
 router = APIRouter(tags=["health"])
 metrics_router = APIRouter(tags=["health"])
@@ -29,9 +31,30 @@ async def readyz(dispatcher: DispatcherDep) -> JSONBytes:
     pools = executor.readiness()
     problems = pool_problems(pools)
     problems += [f"plugin {n}: {e}" for n, e in dispatcher.registry.load_errors.items()]
+    verifiers = verifier_health(dispatcher)
+    problems += [
+        f"verifier {ref}: {h['problem']}" for ref, h in verifiers.items() if "problem" in h
+    ]
+    # Only the executor decides readiness: a failed reward model or plugin degrades its
+    # own verifier (its items say why) but must not take every other verifier offline.
     ready = not any(p.startswith(("pool", "broker")) for p in problems)
-    body = Readiness(ready=ready, executor=executor.name, pools=pools, problems=problems)
+    body = Readiness(
+        ready=ready, executor=executor.name, pools=pools, verifiers=verifiers, problems=problems
+    )
     return JSONBytes(body.model_dump(), status_code=200 if ready else 503)
+
+
+def verifier_health(dispatcher: Dispatcher) -> dict[str, dict[str, Any]]:
+    """``health()`` of every verifier that reports one; a report that fails is a problem."""
+    report: dict[str, dict[str, Any]] = {}
+    for verifier in dispatcher.registry.all():
+        if isinstance(verifier, Observable):
+            ref = f"{verifier.name}@{verifier.version}"
+            try:
+                report[ref] = verifier.health()
+            except Exception as exc:  # noqa: BLE001 - a health probe must not break /readyz
+                report[ref] = {"problem": f"health check failed: {type(exc).__name__}: {exc}"}
+    return report
 
 
 def pool_problems(pools: dict[str, dict[str, Any]]) -> list[str]:

@@ -167,7 +167,7 @@ async def test_no_item_lost_or_duplicated_under_injected_failures(
 
     endpoint.script = by_quality
     items = [item(f"answer {i}").model_copy(update={"id": str(i)}) for i in range(40)]
-    results = await make_judge(concurrency=4, retries=4).ascore(items)
+    results = await make_judge(concurrency=4, retries=4, breaker_failures=100).ascore(items)
     assert [r.id for r in results] == [str(i) for i in range(40)]
     assert all(r.status == Status.OK for r in results), [r.error for r in results]
     assert [r.details["raw_score"] for r in results] == [i % 10 + 1 for i in range(40)]
@@ -193,3 +193,30 @@ async def test_api_key_comes_from_the_named_variable(
     endpoint.script = lambda _: GOOD
     await make_judge(api_key_env="TEST_JUDGE_KEY").ascore([item()])
     assert endpoint.headers[0]["authorization"] == "Bearer sk-test"
+
+
+async def test_circuit_opens_on_an_outage_and_closes_after_a_success(
+    endpoint: JudgeEndpoint, make_judge: MakeJudge
+) -> None:
+    endpoint.script = lambda _: Reply(status=503, body={})
+    judge = make_judge(concurrency=1, retries=1, breaker_failures=4, breaker_cooldown_s=0.3)
+    start = time.monotonic()
+    results = await judge.ascore([item(f"answer {i}") for i in range(20)])
+    assert time.monotonic() - start < 1.0
+    assert {r.status for r in results} == {Status.ERROR}
+    assert {r.error.code for r in results if r.error} == {"judge_http_5xx"}
+    assert len(endpoint.requests) == 4  # the rest failed fast, without a call
+    assert sum("circuit open" in (r.error.message if r.error else "") for r in results) >= 18
+    await asyncio.sleep(0.35)
+    endpoint.script = lambda _: GOOD
+    [result] = await judge.ascore([item("after the outage")])
+    assert result.status == Status.OK, result.error
+
+
+async def test_rate_limits_do_not_open_the_circuit(
+    endpoint: JudgeEndpoint, make_judge: MakeJudge
+) -> None:
+    endpoint.queue(*[Reply(status=429, body={}, headers={"Retry-After": "0"})] * 6)
+    endpoint.script = lambda _: GOOD
+    [result] = await make_judge(retries=6, breaker_failures=2).ascore([item()])
+    assert result.status == Status.OK, result.error

@@ -1,0 +1,19 @@
+"""Rubric LLM judges over any OpenAI-compatible chat-completions endpoint (pool ``io``).
+
+See `verifiers.judge.verifier` for the item contract and `verifiers.judge.profiles` for
+configuration.
+"""
+
+from verifiers.judge.profiles import JudgeProfile, JudgeSettings
+from verifiers.judge.rubric import Criterion, Rubric
+from verifiers.judge.usage import UsageCollector
+from verifiers.judge.verifier import JudgeVerifier
+
+__all__ = [
+    "Criterion",
+    "JudgeProfile",
+    "JudgeSettings",
+    "JudgeVerifier",
+    "Rubric",
+    "UsageCollector",
+]

@@ -1,0 +1,167 @@
+"""One judge question end to end: cache, request body, bounded re-asks, sample means.
+
+`Session` is what a verifier holds per event loop: a `ProfileClient` per profile and the
+in-flight coalescing table. `Session.ask` returns an `Answer` (a value per slot, averaged
+over samples, logprob-weighted where the endpoint gave ``top_logprobs``) or raises
+`ItemError` / `ItemTimeout`. A reply that still cannot be parsed after ``max_reasks``
+re-asks is ``ItemError("judge_unparsable")``: never a score.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from verifiers.base import ItemError, ItemInvalid
+from verifiers.judge.cache import Flights, ReplyCache, cache_key
+from verifiers.judge.client import Choice, ProfileClient
+from verifiers.judge.logprobs import expected_value
+from verifiers.judge.profiles import JudgeProfile
+from verifiers.judge.prompts import REASK, Messages, load_template
+from verifiers.judge.replies import ReplySpec, ReplyUnparsable, Verdict, parse_reply
+from verifiers.judge.usage import Usage, UsageMeter
+
+
+@dataclass(frozen=True)
+class Question:
+    """What to ask: rendered messages, the reply shape, and how to score the reply."""
+
+    template: str
+    messages: Messages
+    spec: ReplySpec
+    samples: int = 1
+    logprobs: bool = False
+    max_reasks: int = 1
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Values by slot key (raw scale, sample mean), reasons, and what it cost."""
+
+    values: dict[str, float]
+    reasons: dict[str, str]
+    scored_by_logprobs: int
+    """How many slot values (over all samples) came from logprobs rather than the sample."""
+    reasks: int
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False
+
+
+@dataclass
+class Session:
+    """Per-event-loop state of a judge verifier. ``caches`` are shared across loops."""
+
+    profiles: dict[str, JudgeProfile]
+    caches: dict[str, ReplyCache[Answer]]
+    meter: UsageMeter
+    clients: dict[str, ProfileClient] = field(default_factory=dict)
+    flights: Flights[Answer] = field(default_factory=Flights)
+
+    def client(self, name: str) -> ProfileClient:
+        """The profile's client on this loop; `ItemInvalid` naming params.profile if unknown."""
+        if name not in self.clients:
+            profile = self.profiles.get(name)
+            if profile is None:
+                known = ", ".join(sorted(self.profiles)) or "none configured"
+                raise ItemInvalid("unknown_profile", f"params.profile: {name!r} ({known})")
+            self.clients[name] = ProfileClient(name, profile)
+        return self.clients[name]
+
+    async def aclose(self) -> None:
+        for client in self.clients.values():
+            await client.aclose()
+        self.clients.clear()
+
+    async def ask(self, profile: str, question: Question, deadline: float) -> Answer:
+        """The answer to ``question`` from ``profile`` before ``deadline`` (monotonic)."""
+        client = self.client(profile)
+        body = request_body(client.profile, question.messages, question)
+        key = cache_key(profile, question.template, body)
+        cache = self.caches.setdefault(profile, ReplyCache(client.profile.cache_size))
+        if question.use_cache and (hit := cache.get(key)) is not None:
+            self.meter.record(profile, Usage(cache_hits=1))
+            return replace(hit, usage=Usage(cache_hits=1), cached=True)
+
+        async def call() -> Answer:
+            answer = await _converse(client, question, deadline)
+            self.meter.record(profile, answer.usage)
+            if question.use_cache:
+                cache.put(key, answer)
+            return answer
+
+        if self.flights.running(key):  # joining an identical call in flight costs nothing
+            answer = await self.flights.share(key, call)
+            self.meter.record(profile, Usage(cache_hits=1))
+            return replace(answer, usage=Usage(cache_hits=1), cached=True)
+        return await self.flights.share(key, call)
+
+
+def request_body(profile: JudgeProfile, messages: Messages, question: Question) -> dict[str, Any]:
+    """The chat-completions body for ``messages`` under ``profile``'s sampling."""
+    body: dict[str, Any] = {
+        "model": profile.model,
+        "messages": messages,
+        "temperature": profile.temperature,
+        "max_tokens": profile.max_tokens,
+    }
+    if profile.top_p is not None:
+        body["top_p"] = profile.top_p
+    if profile.seed is not None:
+        body["seed"] = profile.seed
+    if profile.supports_json_mode:
+        body["response_format"] = {"type": "json_object"}
+    if question.logprobs:
+        body["logprobs"] = True
+        body["top_logprobs"] = profile.top_logprobs
+    if question.samples > 1:
+        body["n"] = question.samples
+    return {**body, **profile.extra_body}
+
+
+async def _converse(client: ProfileClient, question: Question, deadline: float) -> Answer:
+    messages = list(question.messages)
+    usage = Usage()
+    problem = ""
+    for reask in range(question.max_reasks + 1):
+        completion = await client.complete(
+            request_body(client.profile, messages, question), deadline
+        )
+        usage.add(Usage(completion.prompt_tokens, completion.completion_tokens, calls=1))
+        parsed: list[tuple[Choice, dict[str, Verdict]]] = []
+        for choice in completion.choices:
+            try:
+                parsed.append((choice, parse_reply(choice.content, question.spec)))
+            except ReplyUnparsable as exc:
+                problem = str(exc)
+        if parsed:
+            return _summarise(question, parsed, reask, usage)
+        first = completion.choices[0].content if completion.choices else ""
+        messages += [
+            {"role": "assistant", "content": first},
+            {"role": "user", "content": load_template(REASK).user.substitute(problem=problem)},
+        ]
+    raise ItemError(
+        "judge_unparsable",
+        f"{client.name}: reply unparsable after {question.max_reasks} re-asks: {problem}",
+    )
+
+
+def _summarise(
+    question: Question, parsed: list[tuple[Choice, dict[str, Verdict]]], reasks: int, usage: Usage
+) -> Answer:
+    values: dict[str, float] = {}
+    by_logprobs = 0
+    for slot in question.spec.slots:
+        samples: list[float] = []
+        for choice, verdicts in parsed:
+            verdict = verdicts[slot.key]
+            weighted = None
+            if question.logprobs and choice.tokens is not None and verdict.offset is not None:
+                weighted = expected_value(choice.tokens, choice.content, verdict.offset, slot)
+            by_logprobs += weighted is not None
+            samples.append(verdict.value if weighted is None else weighted)
+        values[slot.key] = math.fsum(samples) / len(samples)
+    reasons = {key: verdict.reason for key, verdict in parsed[0][1].items()}
+    return Answer(values, reasons, by_logprobs, reasks, usage)

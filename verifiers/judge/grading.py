@@ -1,0 +1,149 @@
+"""Single-response modes: ``explicit`` (a verdict per criterion) and ``implicit`` (one
+holistic score). Each returns an ``ok`` `Result` or raises `ItemInvalid`/`ItemError`/
+`ItemTimeout`; the verifier turns those into statuses."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
+
+from verifiers.base import ItemError, ItemInvalid, ItemTimeout
+from verifiers.judge.dialogue import Answer, Question, Session
+from verifiers.judge.params import Job
+from verifiers.judge.prompts import (
+    EXPLICIT,
+    IMPLICIT,
+    describe_criteria,
+    guidance_block,
+    load_template,
+    reference_block,
+)
+from verifiers.judge.replies import ReplySpec, Slot
+from verifiers.judge.rubric import Criterion, aggregate, split
+from verifiers.judge.usage import Usage
+from verifiers.types import Result, Status
+
+T = TypeVar("T")
+
+
+async def grade_explicit(session: Session, job: Job) -> Result:
+    """Reward ``sum(w*s)/sum(|w|)`` with the critical veto (see `rubric.aggregate`)."""
+    criteria = job.rubric.rubric
+    if not criteria:
+        raise ItemInvalid("invalid_reference", "reference.rubric: explicit mode needs criteria")
+    template = load_template(EXPLICIT)
+    chunks = split(criteria, job.params.criteria_per_call)
+    answers = await gather_all(
+        [
+            session.ask(job.params.profile, _explicit_question(job, chunk), job.deadline)
+            for chunk in chunks
+        ]
+    )
+    raw = {key: value for answer in answers for key, value in answer.values.items()}
+    scores = {c.id: c.normalise(raw[c.id]) for c in criteria}
+    outcome = aggregate(criteria, scores, job.params.veto_reward)
+    details = {
+        "mode": "explicit",
+        "raw_scores": {c.id: raw[c.id] for c in criteria},
+        "reasons": {key: r for answer in answers for key, r in answer.reasons.items()},
+        "vetoed_by": outcome.vetoed_by,
+        **answer_details(job, template.version, answers, slots=len(criteria)),
+    }
+    return Result(status=Status.OK, reward=outcome.reward, components=scores, details=details)
+
+
+def _explicit_question(job: Job, chunk: Sequence[Criterion]) -> Question:
+    messages = load_template(EXPLICIT).render(
+        prompt=job.item.prompt_text(),
+        response=job.item.response_text(),
+        reference_block=reference_block(job.rubric.answer),
+        criteria=describe_criteria(chunk),
+    )
+    slots = tuple(Slot(c.id, c.scale(), _bounds(c)) for c in chunk)
+    return _question(job, load_template(EXPLICIT).version, messages, ReplySpec(slots, listed=True))
+
+
+def _bounds(criterion: Criterion) -> tuple[float, float] | None:
+    return criterion.bounds() if criterion.kind == "likert" else None
+
+
+async def grade_implicit(session: Session, job: Job) -> Result:
+    """Reward ``(score - scale_min) / (scale_max - scale_min)`` from one holistic score."""
+    low, high = job.params.scale_min, job.params.scale_max
+    template = load_template(IMPLICIT)
+    messages = template.render(
+        prompt=job.item.prompt_text(),
+        response=job.item.response_text(),
+        reference_block=reference_block(job.rubric.answer),
+        guidance_block=guidance_block(job.rubric.rubric),
+        scale_min=str(low),
+        scale_max=str(high),
+    )
+    slot = Slot("score", {str(v): float(v) for v in range(low, high + 1)}, (low, high))
+    question = _question(job, template.version, messages, ReplySpec((slot,), listed=False))
+    answer = await session.ask(job.params.profile, question, job.deadline)
+    score = answer.values["score"]
+    reward = (score - low) / (high - low)
+    details = {
+        "mode": "implicit",
+        "raw_score": score,
+        "reason": answer.reasons.get("score", ""),
+        **answer_details(job, template.version, [answer], slots=1),
+    }
+    return Result(status=Status.OK, reward=reward, components={"score": reward}, details=details)
+
+
+def _question(job: Job, template: str, messages: list[dict[str, str]], spec: ReplySpec) -> Question:
+    return Question(
+        template=template,
+        messages=messages,
+        spec=spec,
+        samples=job.params.samples,
+        logprobs=job.logprobs,
+        max_reasks=job.params.max_reasks,
+        use_cache=job.params.cache,
+    )
+
+
+def answer_details(
+    job: Job, template: str, answers: Sequence[Answer], slots: int
+) -> dict[str, Any]:
+    """The details every mode reports: template version, profile, scoring, cost."""
+    usage = Usage()
+    for answer in answers:
+        usage.add(answer.usage)
+    by_logprobs = sum(a.scored_by_logprobs for a in answers)
+    total = slots * job.params.samples
+    scoring = "logprobs" if by_logprobs == total else "sample" if by_logprobs == 0 else "mixed"
+    return {
+        "template": template,
+        "profile": job.params.profile,
+        "scoring": scoring,
+        "samples": job.params.samples,
+        "reasks": sum(a.reasks for a in answers),
+        "cached": all(a.cached for a in answers),
+        "usage": usage.as_dict(),
+    }
+
+
+_PRECEDENCE = (ItemInvalid, ItemError, ItemTimeout)
+
+
+async def gather_all(calls: Sequence[Awaitable[T]]) -> list[T]:
+    """Await all ``calls`` concurrently; on the first failure cancel the rest and raise it
+    (``invalid`` before ``error`` before ``timeout`` when several fail together)."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_awaited(call)) for call in calls]
+    except BaseExceptionGroup as failures:
+        for kind in _PRECEDENCE:
+            for exc in failures.exceptions:
+                if isinstance(exc, kind):
+                    raise exc from None
+        raise failures.exceptions[0] from None
+    return [task.result() for task in tasks]
+
+
+async def _awaited(call: Awaitable[T]) -> T:
+    return await call

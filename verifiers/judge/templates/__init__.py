@@ -1,0 +1,1 @@
+"""Versioned judge prompt templates (package data; see `verifiers.judge.prompts`)."""

@@ -1,0 +1,234 @@
+"""The ``judge`` verifier: rubric LLM judges over any OpenAI-compatible endpoint.
+
+Pool ``io``. Executors with an event loop await `JudgeVerifier.ascore`, which fans every
+item's judge calls out concurrently on that loop (one pooled client per profile, shared by
+all requests on the loop); `JudgeVerifier.score` runs the same on a private loop. Each item
+has its own deadline (``params.deadline_s``, default ``REFEREE_JUDGE_ITEM_DEADLINE_S``)
+and comes back ``timeout`` when it passes, so one slow judge never cuts a whole batch
+short; ``ascore`` is also safe to cancel (nothing leaks: slots are released, shared calls
+cancelled when no one waits on them).
+
+Item contract: ``reference`` is ``{"rubric": [criteria], "answer": "..."}`` (or just the
+list of criteria); ``params`` is `JudgeParams`; items of a tournament share ``group``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import weakref
+from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from verifiers.base import (
+    ItemError,
+    ItemInvalid,
+    ItemTimeout,
+    describe_validation_error,
+    echo,
+)
+from verifiers.judge.cache import ReplyCache
+from verifiers.judge.dialogue import Answer, Session
+from verifiers.judge.grading import grade_explicit, grade_implicit
+from verifiers.judge.groups import grade_pairwise, run_tournament
+from verifiers.judge.params import Job, JudgeParams
+from verifiers.judge.profiles import JudgeProfile, JudgeSettings
+from verifiers.judge.rubric import Rubric
+from verifiers.judge.usage import UsageMeter
+from verifiers.types import Item, Pool, Result, Status
+
+
+class JudgeVerifier:
+    """Scores items with an LLM judge. Thread-safe; one instance serves every loop.
+
+    ``profiles`` (name -> `JudgeProfile`) and ``item_deadline_s`` override settings; when
+    ``profiles`` is None, `JudgeSettings` are read from the environment on first use.
+    """
+
+    name: ClassVar[str] = "judge"
+    version: ClassVar[int] = 1
+    pool: ClassVar[Pool] = Pool.IO
+    Params: ClassVar[type[BaseModel]] = JudgeParams
+    description: ClassVar[str] = (
+        "LLM judge over an OpenAI-compatible endpoint: weighted rubrics (explicit or "
+        "implicit), pairwise and tournament comparisons, logprob-weighted scores."
+    )
+
+    def __init__(
+        self,
+        profiles: Mapping[str, JudgeProfile] | None = None,
+        item_deadline_s: float | None = None,
+    ) -> None:
+        self._profiles = dict(profiles) if profiles is not None else None
+        self._deadline_s = item_deadline_s
+        self._lock = threading.Lock()
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Session] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._caches: dict[str, ReplyCache[Answer]] = {}
+        self.meter = UsageMeter()
+        """Token usage totals by profile; see `verifiers.judge.usage.UsageCollector`."""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        """`ascore` on a private event loop (in a helper thread if this one runs a loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._score_privately(items))
+        with ThreadPoolExecutor(max_workers=1) as helper:
+            return helper.submit(asyncio.run, self._score_privately(items)).result()
+
+    async def _score_privately(self, items: Sequence[Item]) -> list[Result]:
+        try:
+            return await self.ascore(items)
+        finally:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients of the running loop (call before the loop ends)."""
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.aclose()
+
+    async def ascore(self, items: Sequence[Item]) -> list[Result]:
+        """One result per item, in order. Never raises (but may be cancelled)."""
+        start = time.monotonic()
+        try:
+            session = self._session()
+            default_deadline = self._item_deadline()
+        except (ValidationError, OSError, ValueError) as exc:
+            message = f"judge settings: {exc}"
+            return [
+                self._finish(item, Result.failed(Status.ERROR, "judge_config", message), start)
+                for item in items
+            ]
+        results: list[Result | None] = [None] * len(items)
+        work: list[Coroutine[Any, Any, None]] = []
+        tournaments: dict[str, list[Job]] = {}
+        for index, item in enumerate(items):
+            job = self._prepare(index, item, session, start, default_deadline)
+            if isinstance(job, Result):
+                results[index] = job
+            elif job.params.mode == "tournament" and item.group is not None:
+                tournaments.setdefault(item.group, []).append(job)
+            else:
+                work.append(self._run_one(session, job, results, start))
+        work += [
+            self._run_group(session, group, jobs, results, start)
+            for group, jobs in tournaments.items()
+        ]
+        await asyncio.gather(*work)
+        return [
+            self._finish(item, result, start) for item, result in zip(items, results, strict=True)
+        ]
+
+    def _finish(self, item: Item, result: Result | None, start: float) -> Result:
+        # Every slot is filled by construction; a None would be a bug, reported as such.
+        final = result or Result.failed(Status.ERROR, "verifier_failed", "item not scored")
+        final.verifier = self.ref
+        final.elapsed_ms = final.elapsed_ms or (time.monotonic() - start) * 1000.0
+        return echo(final, item)
+
+    def _prepare(
+        self, index: int, item: Item, session: Session, start: float, default_deadline: float
+    ) -> Job | Result:
+        try:
+            params = JudgeParams.model_validate(item.params)
+        except ValidationError as exc:
+            message = describe_validation_error(exc, "params")
+            return Result.failed(Status.INVALID, "invalid_params", message)
+        try:
+            rubric = Rubric.model_validate(item.reference)
+        except ValidationError as exc:
+            message = describe_validation_error(exc, "reference")
+            return Result.failed(Status.INVALID, "invalid_reference", message)
+        try:
+            profile = session.client(params.profile).profile
+        except ItemInvalid as exc:
+            return Result.failed(Status.INVALID, exc.code, exc.message)
+        if params.scoring == "logprobs" and not profile.supports_logprobs:
+            message = f"params.scoring: profile {params.profile!r} does not support logprobs"
+            return Result.failed(Status.INVALID, "invalid_params", message)
+        if params.mode == "tournament" and item.group is None:
+            message = "group: tournament mode needs items sharing a group"
+            return Result.failed(Status.INVALID, "invalid_group", message)
+        logprobs = params.scoring == "logprobs" or (
+            params.scoring == "auto" and profile.supports_logprobs
+        )
+        deadline = start + (params.deadline_s or default_deadline)
+        return Job(index, item, params, rubric, deadline, logprobs)
+
+    async def _run_one(
+        self, session: Session, job: Job, results: list[Result | None], start: float
+    ) -> None:
+        grade = {"explicit": grade_explicit, "implicit": grade_implicit}.get(
+            job.params.mode, grade_pairwise
+        )
+        outcome = await _guarded(grade(session, job), job.deadline)
+        result = outcome[0] if isinstance(outcome, list) else outcome
+        result.elapsed_ms = (time.monotonic() - start) * 1000.0
+        results[job.index] = result
+
+    async def _run_group(
+        self,
+        session: Session,
+        group: str,
+        jobs: list[Job],
+        results: list[Result | None],
+        start: float,
+    ) -> None:
+        outcome = await _guarded(run_tournament(session, group, jobs), jobs[0].deadline)
+        elapsed_ms = (time.monotonic() - start) * 1000.0
+        for position, job in enumerate(jobs):
+            result = (
+                outcome[position] if isinstance(outcome, list) else outcome.model_copy(deep=True)
+            )
+            result.elapsed_ms = elapsed_ms
+            results[job.index] = result
+
+    def _session(self) -> Session:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            session = self._sessions.get(loop)
+            if session is None:
+                session = Session(self._load_profiles(), self._caches, self.meter)
+                self._sessions[loop] = session
+            return session
+
+    def _load_profiles(self) -> dict[str, JudgeProfile]:
+        if self._profiles is None:
+            settings = JudgeSettings()
+            self._profiles = settings.all_profiles()
+            self._deadline_s = self._deadline_s or settings.item_deadline_s
+        return self._profiles
+
+    def _item_deadline(self) -> float:
+        if self._deadline_s is None:
+            self._deadline_s = JudgeSettings().item_deadline_s
+        return self._deadline_s
+
+
+async def _guarded(
+    work: Coroutine[Any, Any, Result | list[Result]], deadline: float
+) -> Result | list[Result]:
+    """``work``'s result, or the failed `Result` its exception or the deadline means."""
+    try:
+        async with asyncio.timeout(max(deadline - time.monotonic(), 0)):
+            return await work
+    except ItemInvalid as exc:
+        return Result.failed(Status.INVALID, exc.code, exc.message)
+    except ItemError as exc:
+        return Result.failed(Status.ERROR, exc.code, exc.message)
+    except (ItemTimeout, TimeoutError) as exc:
+        message = exc.message if isinstance(exc, ItemTimeout) else "the item deadline passed"
+        return Result.failed(Status.TIMEOUT, "deadline", message)
+    except Exception as exc:  # noqa: BLE001 - a judge bug must not lose the batch
+        return Result.failed(Status.ERROR, "verifier_failed", f"{type(exc).__name__}: {exc}")
