@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from service.process_pool import ProcessPool
 from service.settings import Settings
-from verifiers.base import echo
+from verifiers.base import echo, item_timeout_s
 from verifiers.batch import ascore_items
 from verifiers.registry import Registry
 from verifiers.types import Item, Pool, Result, Status
@@ -75,7 +75,7 @@ class EmbeddedExecutor:
         if pool in self._pools:
             await self._ensure(pool)
             return await self._pools[pool].run(items, item_timeout, deadline)
-        return await self._run_inline(items, deadline)
+        return await self._run_inline(items, item_timeout, deadline)
 
     async def check_capacity(self, pools: set[Pool]) -> None:
         return None  # the dispatcher's in-flight limit covers this process
@@ -102,8 +102,11 @@ class EmbeddedExecutor:
                 await asyncio.to_thread(self._pools[pool].start)
                 self._started.add(pool)
 
-    async def _run_inline(self, items: list[Item], deadline: float) -> list[Result]:
+    async def _run_inline(
+        self, items: list[Item], item_timeout: float, deadline: float
+    ) -> list[Result]:
         budget = deadline - time.monotonic()
+        item_timeout_s.set(item_timeout)  # this coroutine's context only
         try:
             return await asyncio.wait_for(
                 ascore_items(items, self._registry), timeout=max(budget, 0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
@@ -20,6 +21,12 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from verifiers.types import Item, Pool, Result, Status
+
+
+item_timeout_s: ContextVar[float | None] = ContextVar("referee_item_timeout_s", default=None)
+"""The executor's per-item limit (seconds) while an in-process verifier (io, gpu pools)
+runs. Process pools kill on their own; a verifier with internal deadlines (a judge)
+caps them at this so its items come back ``timeout`` per item, not cut off together."""
 
 
 class ItemInvalid(Exception):

@@ -146,3 +146,21 @@ def test_io_items_past_the_deadline_are_timeout(client: TestClient) -> None:
     results = score(client, items, deadline_s=0.5)
     assert [r["status"] for r in results] == ["timeout", "ok"]
     assert time.monotonic() - start < 0.5 + SLACK_S
+
+
+def test_saturated_verifier_gets_429_and_health_shows_in_readyz(client: TestClient) -> None:
+    from referee_testplugin.verifiers import OBSERVED
+
+    body = {"items": [item("observed"), item("string")]}
+    assert client.post("/v1/score", json=body).status_code == 200
+    assert client.get("/readyz").json()["verifiers"]["observed@1"] == {"fine": True}
+    OBSERVED.update(saturated=True, problem="model x failed to load: no such file")
+    try:
+        refused = client.post("/v1/score", json=body)
+        assert refused.status_code == 429 and "observed" in refused.json()["error"]["message"]
+        assert client.post("/v1/score", json={"items": [item("string")]}).status_code == 200
+        ready = client.get("/readyz").json()
+        assert ready["ready"] is True  # one degraded verifier does not take the rest offline
+        assert "verifier observed@1: model x failed to load: no such file" in ready["problems"]
+    finally:
+        OBSERVED.update(saturated=False, problem=None)

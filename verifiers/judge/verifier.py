@@ -30,6 +30,7 @@ from verifiers.base import (
     ItemTimeout,
     describe_validation_error,
     echo,
+    item_timeout_s,
 )
 from verifiers.judge.cache import ReplyCache
 from verifiers.judge.dialogue import Answer, Session
@@ -163,7 +164,9 @@ class JudgeVerifier:
         logprobs = params.scoring == "logprobs" or (
             params.scoring == "auto" and profile.supports_logprobs
         )
-        deadline = start + (params.deadline_s or default_deadline)
+        wanted = params.deadline_s or default_deadline
+        limit = item_timeout_s.get()
+        deadline = start + (min(wanted, limit) if limit is not None else wanted)
         return Job(index, item, params, rubric, deadline, logprobs)
 
     async def _run_one(

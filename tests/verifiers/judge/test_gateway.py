@@ -56,3 +56,29 @@ def test_score_route_runs_judge_items(
     assert results[0]["details"]["template"].startswith("rubric_explicit.v1@")
     assert "params.profile" in results[2]["error"]["message"]
     assert response.json()["groups"]["q"]["n_ok"] == 2
+
+
+def test_gateway_item_timeout_caps_the_judge_deadline(
+    endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    profiles = {"slow": {"base_url": endpoint.url, "model": "m", "retries": 0, "timeout_s": 30}}
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    endpoint.script = rubric_judge({"right": 1, "short": 1}, delay=5.0)
+    item = {
+        "verifier": "judge",
+        "prompt": "Capital?",
+        "response": "Paris",
+        "reference": {"rubric": RUBRIC},
+        "params": {"profile": "slow"},
+    }
+    settings = Settings(cpu_workers=1, default_deadline_s=20.0)
+    with TestClient(create_app(settings)) as client:
+        start = time.monotonic()
+        response = client.post("/v1/score", json={"items": [item], "item_timeout_s": 0.5})
+        elapsed = time.monotonic() - start
+    [result] = response.json()["results"]
+    assert result["status"] == "timeout" and result["reward"] is None
+    assert result["error"]["code"] == "deadline"
+    assert elapsed < 2.5  # the item limit applied, not the judge's 30 s default

@@ -82,6 +82,30 @@ class AsyncSleeper:
         return list(await asyncio.gather(*(one(item) for item in items)))
 
 
+OBSERVED: dict[str, Any] = {"saturated": False, "problem": None}
+"""State of the ``observed`` verifier, set by tests in the gateway's own process."""
+
+
+class ObservedVerifier:
+    """``observed`` (pool io): reports health and saturation from `OBSERVED`."""
+
+    name = "observed"
+    version = 1
+    pool = Pool.IO
+    Params: Any = SlowParams
+    description = "Test plugin: reports health and saturation."
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        return [Result(status=Status.OK, reward=1.0) for _ in items]
+
+    def health(self) -> dict[str, Any]:
+        problem = OBSERVED["problem"]
+        return {"problem": problem} if problem else {"fine": True}
+
+    def saturated(self) -> bool:
+        return bool(OBSERVED["saturated"])
+
+
 def misbehaving_verifiers() -> list[Any]:
     names = ("hang", "spin", "crash", "raises", "short", "slow", "hog")
-    return [*(_Misbehaving(n) for n in names), AsyncSleeper()]
+    return [*(_Misbehaving(n) for n in names), AsyncSleeper(), ObservedVerifier()]
