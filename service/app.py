@@ -46,7 +46,7 @@ def create_app(
     settings = settings or Settings()
     registry = registry or default_registry()
     executor = executor or build_executor(settings, registry)
-    metrics = Metrics(executor.readiness)
+    metrics = Metrics(executor.readiness, registry.all())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

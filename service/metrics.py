@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from verifiers.base import Measured
 from verifiers.types import Result
 
 LATENCY_BUCKETS = (
@@ -33,7 +34,11 @@ LATENCY_BUCKETS = (
 class Metrics:
     """Request, item and pool metrics. ``pool_report`` is read at scrape time."""
 
-    def __init__(self, pool_report: Callable[[], dict[str, dict[str, Any]]]) -> None:
+    def __init__(
+        self,
+        pool_report: Callable[[], dict[str, dict[str, Any]]],
+        verifiers: Iterable[object] = (),
+    ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "referee_http_requests",
@@ -62,6 +67,10 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_PoolCollector(pool_report))
+        for verifier in verifiers:
+            if isinstance(verifier, Measured):
+                for collector in verifier.collectors():
+                    self.registry.register(collector)
 
     def observe_results(self, results: Iterable[Result]) -> None:
         for result in results:

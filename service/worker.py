@@ -93,7 +93,7 @@ def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
 
     sized = settings.model_copy(update={"cpu_workers": concurrency, "sandbox_workers": concurrency})
     engine = WorkerEngine(sized)
-    metrics = Metrics(engine.readiness)
+    metrics = Metrics(engine.readiness, engine.registry.all())
     if settings.worker_metrics_port is not None:
         start_http_server(settings.worker_metrics_port, registry=metrics.registry)
     app = make_celery(settings)

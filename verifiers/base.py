@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from contextvars import ContextVar
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from verifiers.types import Item, Pool, Result, Status
-
 
 item_timeout_s: ContextVar[float | None] = ContextVar("referee_item_timeout_s", default=None)
 """The executor's per-item limit (seconds) while an in-process verifier (io, gpu pools)
@@ -123,6 +122,14 @@ class Observable(Protocol):
     def health(self) -> dict[str, Any]: ...
 
     def saturated(self) -> bool: ...
+
+
+@runtime_checkable
+class Measured(Protocol):
+    """Optional: a verifier with Prometheus collectors of its own (judge token usage).
+    The process that serves metrics registers them next to its own."""
+
+    def collectors(self) -> list[Any]: ...
 
 
 P = TypeVar("P", bound=BaseModel)

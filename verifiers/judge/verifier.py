@@ -39,7 +39,7 @@ from verifiers.judge.groups import grade_pairwise, run_tournament
 from verifiers.judge.params import Job, JudgeParams
 from verifiers.judge.profiles import JudgeProfile, JudgeSettings
 from verifiers.judge.rubric import Rubric
-from verifiers.judge.usage import UsageMeter
+from verifiers.judge.usage import UsageCollector, UsageMeter
 from verifiers.types import Item, Pool, Result, Status
 
 
@@ -205,6 +205,10 @@ class JudgeVerifier:
                 session = Session(self._load_profiles(), self._caches, self.meter)
                 self._sessions[loop] = session
             return session
+
+    def collectors(self) -> list[Any]:
+        """Token usage, calls and cache hits per profile, for ``/metrics``."""
+        return [UsageCollector(self.meter)]
 
     def _load_profiles(self) -> dict[str, JudgeProfile]:
         if self._profiles is None:

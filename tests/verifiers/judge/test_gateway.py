@@ -82,3 +82,23 @@ def test_gateway_item_timeout_caps_the_judge_deadline(
     assert result["status"] == "timeout" and result["reward"] is None
     assert result["error"]["code"] == "deadline"
     assert elapsed < 2.5  # the item limit applied, not the judge's 30 s default
+
+
+def test_judge_token_usage_is_exported_on_metrics(
+    endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profiles = {"local": {"base_url": endpoint.url, "model": "m", "retries": 0}}
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    endpoint.script = rubric_judge({"right": 1, "short": 1})
+    item = {
+        "verifier": "judge",
+        "prompt": "Capital?",
+        "response": "Paris",
+        "reference": {"rubric": RUBRIC},
+        "params": {"profile": "local"},
+    }
+    with TestClient(create_app(Settings(cpu_workers=1))) as client:
+        assert client.post("/v1/score", json={"items": [item]}).status_code == 200
+        text = client.get("/metrics").text
+    assert 'referee_judge_calls_total{profile="local"} 1.0' in text
+    assert 'referee_judge_prompt_tokens_total{profile="local"} 100.0' in text
