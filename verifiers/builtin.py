@@ -11,6 +11,7 @@ from __future__ import annotations
 from verifiers.base import Verifier
 from verifiers.judge import JudgeVerifier
 from verifiers.math import MathVerifier
+from verifiers.python_grader import PythonGraderVerifier
 from verifiers.reward_model import RewardModelVerifier
 from verifiers.rules.calibration import CalibrationVerifier
 from verifiers.rules.choice import ChoiceVerifier
@@ -32,6 +33,7 @@ def builtin_verifiers() -> list[Verifier]:
         CompositeVerifier(),
         CalibrationVerifier(),
         MathVerifier(),
+        PythonGraderVerifier(),
         RewardModelVerifier(),
         JudgeVerifier(),
     ]
