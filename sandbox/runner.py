@@ -12,6 +12,7 @@ can never work (an unknown language, a file name with a path in it).
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 import threading
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
 
 # Compilers are multi-threaded (go, rustc, javac); the pids cgroup counts threads.
 _COMPILE_PROCESSES = 512
+
+
+log = logging.getLogger(__name__)
 
 
 class Sandbox:
@@ -81,6 +85,7 @@ class Sandbox:
         lang = languages.find(program.language)
         if lang is None:
             raise ValueError(f"unknown language {program.language!r}")
+        _require_encodable(program, cases)
         files = _program_files(program, lang.main)
         report = RunReport(backend=self.backend.name, language=lang.name)
         missing = languages.missing_tools(lang)
@@ -157,12 +162,22 @@ class Sandbox:
         fast = self._fast_path(lang, program)
         argv = lang.argv(lang.run, files, limits.memory_mb)
 
-        def one(case: Case) -> Outcome:
-            if fast is not None and fast.fits(limits):
-                return outcome(fast.execute(program, case, limits), limits)
+        def full(case: Case) -> Outcome:
             return outcome(
                 self.backend.execute(_case_job(lang, argv, box, binds, case, limits)), limits
             )
+
+        def one(case: Case) -> Outcome:
+            if fast is None or not fast.fits(limits):
+                return full(case)
+            try:
+                return outcome(fast.execute(program, case, limits), limits)
+            except SandboxFailure as exc:
+                # The fast path is an optimisation: when its supervisor vanishes (e.g. an
+                # OOM kill in the shared pool cgroup), the case runs again in a bwrap of
+                # its own, which also reports the right status for what the case did.
+                log.warning("python fast path failed (%s); re-running the case in bwrap", exc)
+                return full(case)
 
         if len(cases) <= 1 or self.settings.parallelism == 1:
             return [one(case) for case in cases]
@@ -182,6 +197,21 @@ class Sandbox:
             if self._fast is None:
                 self._fast = ForkServer(self.settings)
             return self._fast
+
+
+def _require_encodable(program: Program, cases: Sequence[Case]) -> None:
+    """Raise ValueError (the caller's input) for text that cannot be written as UTF-8,
+    such as lone surrogates, instead of failing half-way through a run."""
+    texts = [program.source, *program.files.values()]
+    for case in cases:
+        texts += [case.stdin, *case.argv, *case.files.values()]
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"text is not valid UTF-8 (position {exc.start}): {exc.reason}"
+            ) from None
 
 
 def _program_files(program: Program, main: str) -> dict[str, str]:

@@ -19,7 +19,7 @@ from service.metrics import Metrics
 from service.middleware import BodyLimit, RequestMetrics
 from service.rate_limit import RateLimiter
 from service.responses import JSONBytes
-from service.routes import graders, health, jobs, openrlhf, score, verifiers
+from service.routes import graders, health, jobs, openrlhf, run, score, verifiers
 from service.settings import Settings
 from verifiers.registry import Registry, default_registry
 
@@ -80,6 +80,7 @@ def create_app(
     app.include_router(verifiers.router, dependencies=protected)
     app.include_router(openrlhf.router, dependencies=protected)
     app.include_router(graders.router, dependencies=protected)
+    app.include_router(run.router, dependencies=protected)
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(RequestIds)
     streamed = {"/v1/jobs": settings.max_job_bytes}

@@ -9,6 +9,7 @@ imported.
 from __future__ import annotations
 
 from verifiers.base import Verifier
+from verifiers.code import CodeVerifier, VerilogVerifier
 from verifiers.judge import JudgeVerifier
 from verifiers.math import MathVerifier
 from verifiers.python_grader import PythonGraderVerifier
@@ -25,6 +26,7 @@ from verifiers.rules.string_match import StringVerifier
 def builtin_verifiers() -> list[Verifier]:
     """Fresh instances of every built-in verifier."""
     return [
+        RewardModelVerifier(),
         StringVerifier(),
         ChoiceVerifier(),
         FormatVerifier(),
@@ -34,6 +36,7 @@ def builtin_verifiers() -> list[Verifier]:
         CalibrationVerifier(),
         MathVerifier(),
         PythonGraderVerifier(),
-        RewardModelVerifier(),
         JudgeVerifier(),
+        CodeVerifier(),
+        VerilogVerifier(),
     ]

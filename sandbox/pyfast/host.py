@@ -273,7 +273,7 @@ def _collect(
             for key, _ in sel.select(timeout):
                 if key.fileobj is ctl:
                     sel.unregister(ctl)
-                    result = json.loads(ctl.recv(1 << 16) or b'{"error": "no result"}')
+                    result = _result(ctl, output.exceeded)
                     deadline = min(deadline, time.monotonic() + 0.5)
                 elif key.fd == stdin_w:
                     pending = _feed(sel, stdin_w, pending)
@@ -297,6 +297,21 @@ def _collect(
         output_exceeded=output.exceeded,
         oom_killed=False,
     )
+
+
+def _result(ctl: socket.socket, output_exceeded: bool) -> dict[str, object]:
+    """The supervisor's JSON report. After an output-limit kill the socket may be reset
+    before it answers: the case was still killed for its output, which is what counts."""
+    try:
+        raw = ctl.recv(1 << 16)
+    except OSError:
+        raw = b""
+    if raw:
+        loaded: dict[str, object] = json.loads(raw)
+        return loaded
+    if output_exceeded:
+        return {"returncode": -9, "wall_s": 0.0, "cpu_s": 0.0, "maxrss_kb": 0, "timed_out": False}
+    return {"error": "the supervisor closed without a result"}
 
 
 def _feed(sel: selectors.BaseSelector, fd: int, pending: memoryview) -> memoryview:

@@ -1,0 +1,152 @@
+"""``POST /v1/run``, SandboxFusion's ``POST /run_code`` and code items on ``/v1/score``,
+through the real app (lifespan, worker pools, real sandbox)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from tests.service.conftest import small_settings
+
+CPP = '#include <cstdio>\nint main(){int a,b;scanf("%d %d",&a,&b);printf("%d\\n",a+b);}'
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    settings = small_settings(sandbox_workers=2, item_timeout_s=5.0)
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+def test_v1_run_compiles_once_and_compares(client: TestClient) -> None:
+    cases = [{"stdin": "1 2", "expected": "3"}, {"stdin": "2 2", "expected": "5"}, {"stdin": "0 0"}]
+    body = client.post("/v1/run", json={"language": "cpp", "source": CPP, "cases": cases})
+    assert body.status_code == 200, body.text
+    out = body.json()
+    assert out["sandbox_status"] == "ok" and out["compile"]["status"] == "ok"
+    assert [c["stdout"] for c in out["cases"]] == ["3\n", "4\n", "0\n"]
+    assert [c["passed"] for c in out["cases"]] == [True, False, None]
+
+
+# (request, expected status, expected run status, return code)
+FUSION: list[tuple[dict[str, Any], str, str | None, int | None]] = [
+    ({"code": "print(input())", "language": "python", "stdin": "hi"}, "Success", "Finished", 0),
+    ({"code": "raise SystemExit(3)", "language": "python"}, "Failed", "Finished", 3),
+    (
+        {"code": "while True: pass", "language": "python", "run_timeout": 0.5},
+        "Failed",
+        "TimeLimitExceeded",
+        None,
+    ),
+    ({"code": "int main( {", "language": "cpp"}, "Failed", None, None),
+    ({"code": CPP, "language": "cpp", "stdin": "2 3"}, "Success", "Finished", 0),
+    (
+        {
+            "code": "print(open('data.txt').read())",
+            "language": "python",
+            "files": {"data.txt": base64.b64encode(b"42").decode()},
+        },
+        "Success",
+        "Finished",
+        0,
+    ),
+]
+
+
+@pytest.mark.parametrize(("request_body", "status", "run_status", "code"), FUSION)
+def test_run_code_is_sandbox_fusion_shaped(
+    client: TestClient,
+    request_body: dict[str, Any],
+    status: str,
+    run_status: str | None,
+    code: int | None,
+) -> None:
+    response = client.post("/run_code", json=request_body)
+    assert response.status_code == 200, response.text
+    out = response.json()
+    assert set(out) >= {"status", "message", "compile_result", "run_result", "files"}
+    assert out["status"] == status
+    if run_status is None:
+        assert out["run_result"] is None and out["compile_result"]["return_code"] != 0
+    else:
+        assert out["run_result"]["status"] == run_status
+        if code is not None:
+            assert out["run_result"]["return_code"] == code
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/run_code", {"code": "x", "language": "cobol"}, "language"),
+        ("/run_code", {"code": "x", "language": "python", "files": {"a": "***"}}, "files.a"),
+        ("/v1/run", {"language": "cobol", "source": "x"}, "unknown language"),
+        (
+            "/v1/run",
+            {"language": "python3", "source": "x", "limits": {"wall_s": 999}},
+            "limits.wall_s",
+        ),
+    ],
+)
+def test_unusable_run_requests_are_422(
+    client: TestClient, path: str, body: dict[str, Any], field: str
+) -> None:
+    response = client.post(path, json=body)
+    assert response.status_code == 422
+    assert field in response.json()["error"]["message"]
+
+
+def test_code_items_score_in_the_sandbox_pool(client: TestClient) -> None:
+    ref = {"inputs": ["1 2\n"], "outputs": ["3\n"]}
+    items = [
+        {
+            "verifier": "code",
+            "response": "```cpp\n" + CPP + "\n```",
+            "reference": ref,
+            "params": {"language": "cpp"},
+        },
+        {"verifier": "code", "response": "print(1)", "reference": ref},
+        {"verifier": "code", "response": "print(3)", "reference": {"inputs": ["1"], "outputs": []}},
+        {
+            "verifier": "code",
+            "response": "print(3)",
+            "reference": ref,
+            "params": {"language": "cobol"},
+        },
+    ]
+    response = client.post("/v1/score", json={"items": items})
+    assert response.status_code == 200, response.text
+    got = [(r["status"], r["reward"]) for r in response.json()["results"]]
+    assert got == [("ok", 1.0), ("ok", 0.0), ("invalid", None), ("invalid", None)]
+    messages = [r["error"]["message"] for r in response.json()["results"][2:]]
+    assert "reference.outputs" in messages[0] and "params.language" in messages[1]
+
+
+def test_hung_program_does_not_hang_the_worker(client: TestClient) -> None:
+    item = {
+        "verifier": "code",
+        "response": "while True: pass",
+        "reference": {"inputs": ["1"] * 8, "outputs": ["1"] * 8},
+        "params": {"time_limit_s": 4},
+    }
+    response = client.post("/v1/score", json={"items": [item], "item_timeout_s": 2})
+    assert response.status_code == 200, response.text
+    (result,) = response.json()["results"]
+    assert result["status"] == "timeout" and result["reward"] is None
+    again = client.post(
+        "/v1/score",
+        json={
+            "items": [
+                {
+                    "verifier": "code",
+                    "response": "print(1)",
+                    "reference": {"inputs": [""], "outputs": ["1"]},
+                }
+            ]
+        },
+    )
+    assert again.json()["results"][0]["reward"] == 1.0

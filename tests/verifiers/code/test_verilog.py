@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.verifiers.code.conftest import ScoreMany, fenced
+from verifiers import Item, Status
+
+TESTBENCH = """module tb;
+  reg [3:0] a, b; wire [4:0] s; integer errors = 0, i, j;
+  adder dut(.a(a), .b(b), .sum(s));
+  initial begin
+    for (i = 0; i < 16; i = i + 1) for (j = 0; j < 16; j = j + 1) begin
+      a = i; b = j; #1;
+      if (s !== i + j) errors = errors + 1;
+    end
+    if (errors == 0) $display("ALL TESTS PASSED"); else $display("FAILED: %0d mismatches", errors);
+    $finish;
+  end
+endmodule
+"""
+GOOD = (
+    "module adder(input [3:0] a, input [3:0] b, output [4:0] sum);\n"
+    "  assign sum = a + b;\nendmodule"
+)
+TRUNCATING = GOOD.replace("assign sum = a + b;", "assign sum = {1'b0, a[3:0] + b[3:0]};")
+HANGS = GOOD.replace("endmodule", "  always @(a) while (a == 4'd5) begin end\nendmodule")
+
+# (response, expected reward, what the details say)
+CASES: list[tuple[str, float, str]] = [
+    (fenced(GOOD, "verilog"), 1.0, "pass"),
+    (fenced(TRUNCATING, "verilog"), 0.0, "fail"),
+    (fenced("module adder(input a; endmodule", "verilog"), 0.0, "does not compile"),
+    (fenced(HANGS, "verilog"), 0.0, "simulation timeout"),
+    ("```python\nprint(1)\n```", 0.0, "no code found"),
+]
+
+
+@pytest.mark.parametrize(("response", "reward", "says"), CASES)
+def test_verilog(score_many: ScoreMany, response: str, reward: float, says: str) -> None:
+    item = Item(
+        verifier="verilog",
+        response=response,
+        reference={"testbench": TESTBENCH},
+        params={"time_limit_s": 2},
+    )
+    (result,) = score_many([item])
+    assert result.status == Status.OK, result.error
+    assert result.reward == reward
+    assert says in str(result.details.get("verdict", "")) + str(result.details.get("message", ""))
+
+
+def test_verilog_without_testbench_is_invalid(score_many: ScoreMany) -> None:
+    (result,) = score_many([Item(verifier="verilog", response=GOOD, reference={})])
+    assert result.status == Status.INVALID
+    assert result.error is not None and "reference.testbench" in result.error.message

@@ -1,0 +1,45 @@
+"""Raw execution for tools and agents (``POST /v1/run``, ``POST /run_code``): compile once,
+run the cases, and compare each output with its expected text when one is given.
+
+Blocking: call it from a thread in an event loop. Raises `ValueError` for a request that
+can never run (unknown language, a bad file name); a broken sandbox comes back in the
+report (``sandbox_error``), never as an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sandbox import Case, CaseStatus, Limits, Program, RunReport, SandboxStatus
+from verifiers.code.comparison import Comparator, Tolerance, Verdict, compare
+from verifiers.code.runtime import shared_sandbox
+
+
+@dataclass(frozen=True)
+class Execution:
+    """The sandbox's report and, per case, the comparison (None: no expected output,
+    or the case did not end ``ok`` and so was not compared)."""
+
+    report: RunReport
+    verdicts: list[Verdict | None]
+
+
+def execute(
+    program: Program,
+    cases: Sequence[Case],
+    limits: Limits,
+    expected: Sequence[str | None],
+    how: Comparator = "lines",
+    tolerance: Tolerance | None = None,
+) -> Execution:
+    """Run ``program`` on ``cases`` in this process's sandbox; ``expected[i]`` (or None)
+    is compared with case i's stdout using ``how``."""
+    tol = tolerance or Tolerance()
+    report = shared_sandbox().run(program, cases, limits)
+    verdicts: list[Verdict | None] = [None] * len(cases)
+    if report.sandbox_status is SandboxStatus.OK:
+        for index, (outcome, want) in enumerate(zip(report.cases, expected, strict=False)):
+            if want is not None and outcome.status is CaseStatus.OK:
+                verdicts[index] = compare(outcome.stdout, want, how, tol)
+    return Execution(report, verdicts)

@@ -1,0 +1,33 @@
+"""The one `Sandbox` of this process, created on first use (never at import).
+
+Worker processes of the ``sandbox`` pool are forked from a server that imports the
+verifiers; creating the sandbox lazily means each worker starts its own Python fast-path
+server after the fork, and the gateway process (``POST /v1/run``) gets its own too.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from sandbox import RunReport, Sandbox, SandboxStatus
+from verifiers.base import ItemError
+
+_sandbox: Sandbox | None = None
+_lock = threading.Lock()
+
+
+def shared_sandbox() -> Sandbox:
+    """This process's sandbox (settings from ``REFEREE_SANDBOX_*``, read on first use)."""
+    global _sandbox
+    with _lock:
+        if _sandbox is None:
+            _sandbox = Sandbox()
+        return _sandbox
+
+
+def require_ok(report: RunReport) -> RunReport:
+    """Raise `ItemError` (status ``error``, retryable) when the sandbox itself failed:
+    an infrastructure failure is never a reward of 0."""
+    if report.sandbox_status is SandboxStatus.ERROR:
+        raise ItemError("sandbox_error", f"sandbox failed: {report.message}")
+    return report

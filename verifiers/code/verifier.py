@@ -1,0 +1,225 @@
+"""The ``code`` verifier: run the response's program against the reference's tests.
+
+Flow per item: parse the tests (`suite`), extract the code (`extraction`), wrap it
+(`harness`), compile once and run every case in the sandbox with its own parallelism,
+judge each case (`verdicts`, `comparison`, `checker`) and aggregate (`aggregation`).
+
+Status contract: a wrong, crashing, non-compiling or missing program is ``ok`` with reward
+0 and says why in ``details``; a reference or params that cannot be used is ``invalid``
+naming the field; a sandbox failure is ``error`` (never 0). The item deadline of the
+``sandbox`` pool (``REFEREE_ITEM_TIMEOUT_S``) bounds the whole suite: keep
+``cases x time_limit_s / REFEREE_SANDBOX_PARALLELISM`` below it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from sandbox import Case, CompileStatus, Limits, Outcome, Program, Sandbox, languages
+from verifiers.base import ItemInvalid, ItemVerifier, Params
+from verifiers.base import Outcome as Scored
+from verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
+from verifiers.code.checker import Judged, run_checker
+from verifiers.code.comparison import Comparator, Tolerance
+from verifiers.code.extraction import extract_code
+from verifiers.code.harness import build_program, check_supported
+from verifiers.code.runtime import require_ok, shared_sandbox
+from verifiers.code.suite import Suite, parse_suite
+from verifiers.code.verdicts import Rules, Verdict, judge, skipped, summarise
+from verifiers.types import Item, Pool
+
+COMPILE_OUTPUT_CHARS = 2000
+MAX_CASE_DETAILS = 200
+
+
+def known_language(name: str) -> str:
+    """The sandbox's canonical name for ``name`` (aliases allowed); ValueError if unknown."""
+    lang = languages.find(name)
+    if lang is None:
+        known = ", ".join(sorted(languages.LANGUAGES))
+        raise ValueError(f"unknown language {name!r}; known: {known}")
+    return lang.name
+
+
+class CodeParams(Params):
+    language: str = "python3"
+    """Sandbox language (or alias: python, py, c++, js...)."""
+    compare: Comparator = "lines"
+    """Output comparator for stdin/stdout tests; see `verifiers.code.comparison`."""
+    abs_tol: float = Field(default=1e-6, ge=0)
+    rel_tol: float = Field(default=1e-6, ge=0)
+    aggregate: Aggregate = "pass_rate"
+    early_exit: bool = False
+    """Stop at the first failing case; the cases not run score 0 (``skipped``)."""
+    extract: bool = True
+    """False: the whole response is the program (no fenced-block extraction)."""
+    time_limit_s: float = Field(default=2.0, gt=0, le=30)
+    """Wall-clock limit of each case (CPU limit: the same)."""
+    memory_mb: int = Field(default=256, ge=16, le=4096)
+    output_kb: int = Field(default=1024, ge=1, le=65536)
+    """Cap on stdout + stderr of each case; past it the case is ``output_limit``."""
+    accept_wrapped_output: bool = False
+    """Function tests: an expected ``[v]`` also accepts ``v`` (APPS's convention)."""
+
+    @field_validator("language")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        return known_language(value)
+
+    def limits(self) -> Limits:
+        """Per-case sandbox limits from these params."""
+        return Limits(
+            wall_s=self.time_limit_s,
+            cpu_s=self.time_limit_s,
+            memory_mb=self.memory_mb,
+            output_bytes=self.output_kb * 1024,
+        )
+
+
+class CodeVerifier(ItemVerifier[CodeParams]):
+    """Reward in [0, 1] from running the response's program on the reference's tests
+    (pass rate by default). Untrusted code runs only in the sandbox."""
+
+    name = "code"
+    pool = Pool.SANDBOX
+    Params = CodeParams
+    description = (
+        "Run the response's code against tests (stdin/stdout, function calls, asserts, "
+        "special-judge checkers) in the sandbox; pass rate, all-or-nothing or IOI subtasks."
+    )
+
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self._sandbox = sandbox
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The given sandbox, else this process's shared one (created on first use)."""
+        return self._sandbox or shared_sandbox()
+
+    def check(self, item: Item, params: CodeParams) -> Scored:
+        suite = parse_suite(item.reference)
+        check_supported(suite, params.language)
+        text = item.response_text()
+        found = extract_code(text, params.language) if params.extract else None
+        code = text if found is None else found.code
+        details: dict[str, Any] = {
+            "language": params.language,
+            "format": suite.kind,
+            "extraction": "whole_response" if found is None else found.source,
+        }
+        if not code.strip():
+            return Scored(0.0, details={**details, "message": "no code found in the response"})
+        if not _encodable(code):
+            return Scored(0.0, details={**details, "message": "the code is not valid UTF-8"})
+        rules = Rules(
+            params.compare,
+            Tolerance(params.abs_tol, params.rel_tol),
+            secrets.token_hex(16) if params.language == "python3" else "",
+            params.accept_wrapped_output,
+        )
+        program, cases = build_program(suite, code, params.language, rules.nonce)
+        return self._grade(suite, program, cases, params, rules, details)
+
+    def _grade(
+        self,
+        suite: Suite,
+        program: Program,
+        cases: list[Case],
+        params: CodeParams,
+        rules: Rules,
+        details: dict[str, Any],
+    ) -> Scored:
+        limits = params.limits()
+        outcomes, compiled = self._execute(program, cases, limits, params.early_exit, suite, rules)
+        if compiled is not None:
+            details["compile_error"] = compiled
+            details["message"] = "the program does not compile"
+            return Scored(0.0, details=details)
+        verdicts = [judge(c, o, suite, rules) for c, o in zip(suite.cases, outcomes, strict=False)]
+        if suite.checker is not None:
+            self._apply_checker(suite, outcomes, verdicts, limits)
+        verdicts += skipped(len(suite.cases) - len(verdicts))
+        scores = [v.score for v in verdicts]
+        reward = aggregate(scores, params.aggregate, suite.subtasks)
+        details["passed"] = sum(1 for v in verdicts if v.status == "passed")
+        details["total"] = len(verdicts)
+        details["counts"] = summarise(verdicts)
+        details["cases"] = [v.as_details() for v in verdicts[:MAX_CASE_DETAILS]]
+        if suite.subtasks:
+            details["subtasks"] = subtask_scores(scores, suite.subtasks)
+        return Scored(reward, components={"pass_rate": sum(scores) / len(scores)}, details=details)
+
+    def _execute(
+        self,
+        program: Program,
+        cases: list[Case],
+        limits: Limits,
+        early_exit: bool,
+        suite: Suite,
+        rules: Rules,
+    ) -> tuple[list[Outcome], str | None]:
+        """Run the cases; returns (outcomes, compile error text or None). With early exit
+        the cases run in chunks that double in size (parallelism, 2x, 4x...), so a failure
+        stops the run after few recompiles and a passing suite pays O(log n) compiles."""
+        chunk = len(cases) if not early_exit else self.sandbox.settings.parallelism
+        outcomes: list[Outcome] = []
+        while len(outcomes) < len(cases):
+            part = cases[len(outcomes) : len(outcomes) + chunk]
+            try:
+                report = require_ok(self.sandbox.run(program, part, limits))
+            except ValueError as exc:
+                raise ItemInvalid("invalid_params", f"params.language: {exc}") from None
+            if report.compile is not None and report.compile.status in (
+                CompileStatus.ERROR,
+                CompileStatus.TIMEOUT,
+            ):
+                text = report.compile.output[-COMPILE_OUTPUT_CHARS:]
+                return [], text or f"compile {report.compile.status.value}"
+            start = len(outcomes)
+            outcomes.extend(report.cases)
+            if early_exit and _failed(suite, cases, outcomes, start, rules):
+                break
+            chunk *= 2
+        return outcomes, None
+
+    def _apply_checker(
+        self, suite: Suite, outcomes: Sequence[Outcome], verdicts: list[Verdict], limits: Limits
+    ) -> None:
+        ran = [i for i, o in enumerate(outcomes) if o.status.value == "ok"]
+        judged = [
+            Judged(suite.cases[i].stdin, suite.cases[i].expected, outcomes[i].stdout) for i in ran
+        ]
+        checker_limits = Limits(wall_s=max(limits.wall_s, 5.0), cpu_s=max(limits.cpu_s, 5.0))
+        scores = run_checker(
+            self.sandbox, suite.checker or "", suite.checker_language, judged, checker_limits
+        )
+        for index, score in zip(ran, scores, strict=True):
+            verdicts[index].score = score
+            verdicts[index].status = "passed" if score >= 1.0 else "wrong_answer"
+            verdicts[index].diff = None if score >= 1.0 else f"checker score {score:g}"
+
+
+def _failed(
+    suite: Suite, cases: list[Case], outcomes: list[Outcome], start: int, rules: Rules
+) -> bool:
+    """True when a case in ``outcomes[start:]`` failed (checker suites: the run failed)."""
+    del cases
+    for index in range(start, len(outcomes)):
+        if suite.checker is not None:
+            if outcomes[index].status.value != "ok":
+                return True
+        elif judge(suite.cases[index], outcomes[index], suite, rules).score < 1.0:
+            return True
+    return False
+
+
+def _encodable(code: str) -> bool:
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
