@@ -1,9 +1,11 @@
 """TRL: reward functions for ``GRPOTrainer(reward_funcs=...)``.
 
 TRL calls ``f(prompts, completions, **columns)`` once per batch and masks ``None``
-rewards. `reward_funcs` returns the scoring function first and, optionally, one function
-per reward component that reads the same cached results (no second request), so TRL
-logs each component as ``rewards/<name>/mean``; give those ``reward_weights`` of 0.
+rewards. The scoring function logs through TRL's hooks when it passes them: the mean of
+every reward component with ``log_metric`` (``referee/<component>``) and each sample's
+status with ``log_extra`` (the completions table). `reward_funcs` can also return one
+function per component that reads the same cached results (no second request), so TRL
+logs each as ``rewards/<name>/mean``; give those ``reward_weights`` of 0.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class TrlRewards:
     ) -> list[Result]:
         """Results for the batch; the scoring function and every component reader of one
         training step share one request (keyed by the batch's content, not identity)."""
+        columns = {k: v for k, v in columns.items() if k not in TRL_HOOKS}
         key = batch_key(prompts, completions, columns)
         if self._last is None or self._last[0] != key:
             items = [
@@ -59,6 +62,22 @@ class TrlRewards:
         if loop_id not in self._clients:
             self._clients[loop_id] = AsyncClient(self.url, self.api_key)
         return self._clients[loop_id]
+
+
+TRL_HOOKS = ("trainer_state", "log_extra", "log_metric", "environments", "completion_ids")
+"""Keyword arguments TRL adds that are not dataset columns."""
+
+
+def log_to_trl(results: list[Result], columns: dict[str, Any]) -> None:
+    """Component means via ``log_metric``; statuses via ``log_extra`` (when TRL passes them)."""
+    log_metric, log_extra = columns.get("log_metric"), columns.get("log_extra")
+    if callable(log_metric):
+        names = sorted({name for r in results for name in r.components})
+        for name in names:
+            values = [r.components[name] for r in results if name in r.components]
+            log_metric(f"referee/{name}", sum(values) / len(values))
+    if callable(log_extra):
+        log_extra("referee_status", [r.status.value for r in results])
 
 
 def batch_key(prompts: Sequence[Any], completions: Sequence[Any], columns: dict[str, Any]) -> str:
