@@ -21,6 +21,7 @@ from verifiers.rules.format_check import FormatVerifier
 from verifiers.rules.length import LengthVerifier
 from verifiers.rules.similarity import SimilarityVerifier
 from verifiers.rules.string_match import StringVerifier
+from verifiers.sql import SqlVerifier
 
 
 def builtin_verifiers() -> list[Verifier]:
@@ -36,6 +37,7 @@ def builtin_verifiers() -> list[Verifier]:
         CalibrationVerifier(),
         MathVerifier(),
         PythonGraderVerifier(),
+        SqlVerifier(),
         JudgeVerifier(),
         CodeVerifier(),
         VerilogVerifier(),

@@ -1,0 +1,109 @@
+"""The sql verifier: execution accuracy through the real sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verifiers import Status
+from verifiers.sql import extract_sql, has_order_by, same_results
+
+SCHEMA = """
+CREATE TABLE emp (id INTEGER PRIMARY KEY, name TEXT, dept TEXT, salary REAL);
+INSERT INTO emp VALUES (1, 'ann', 'eng', 100.0), (2, 'bob', 'eng', 80.0),
+                       (3, 'cy', 'ops', 80.0), (4, 'di', 'ops', 120.5);
+"""
+REF = {"schema": SCHEMA, "query": "SELECT name FROM emp WHERE dept = 'eng'"}
+ORDERED = {"schema": SCHEMA, "query": "SELECT name FROM emp ORDER BY salary DESC, id"}
+
+CASES: list[tuple[str, dict[str, Any], dict[str, Any], float]] = [
+    # (response, reference, params, reward)
+    ("SELECT name FROM emp WHERE dept = 'eng'", REF, {}, 1.0),
+    ("```sql\nSELECT e.name FROM emp e WHERE e.dept IN ('eng')\n```", REF, {}, 1.0),
+    ("SELECT name FROM emp WHERE dept = 'eng' ORDER BY name DESC", REF, {}, 1.0),  # unordered
+    ("SELECT name FROM emp WHERE salary >= 100", REF, {}, 0.0),
+    ("SELECT name, dept FROM emp WHERE dept = 'eng'", REF, {}, 0.0),  # extra column
+    ("SELECT name FROM emp WHERE dept = 'eng' UNION ALL SELECT 'bob'", REF, {}, 0.0),  # multiset
+    ("SELECT name FROM emp ORDER BY salary DESC, id", ORDERED, {}, 1.0),
+    ("SELECT name FROM emp ORDER BY salary, id", ORDERED, {}, 0.0),  # same set, wrong order
+    ("SELECT name FROM emp ORDER BY salary, id", ORDERED, {"order": "unordered"}, 1.0),
+    ("SELECT name FROM emp WHERE dept = 'eng' ORDER BY 1 DESC", REF, {"order": "ordered"}, 0.0),
+    ("SELECT AVG(salary) FROM emp", {"schema": SCHEMA, "query": "SELECT 95.125"}, {}, 1.0),
+    ("SELECT AVG(salary) + 1e-9 FROM emp", {"schema": SCHEMA, "query": "SELECT 95.125"}, {}, 1.0),
+    (
+        "SELECT COUNT(*) FROM t",
+        {"rows": {"t": [[1], [2]]}, "schema": "CREATE TABLE t (x);", "query": "SELECT 2"},
+        {},
+        1.0,
+    ),
+    ("SELEC name FROM emp", REF, {}, 0.0),  # a query that errors scores 0
+    ("DROP TABLE emp", REF, {}, 0.0),
+    ("", REF, {}, 0.0),
+    (
+        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x FROM r",
+        REF,
+        {"timeout_s": 1},
+        0.0,
+    ),  # runs forever: the prediction's fault
+]
+
+
+@pytest.mark.parametrize(("response", "reference", "params", "reward"), CASES)
+def test_sql_cases(score, response, reference, params, reward) -> None:  # type: ignore[no-untyped-def]
+    result = score("sql", response, reference, **params)
+    assert result.status == Status.OK, result.error
+    assert result.reward == reward, result.details
+
+
+def test_errors_are_reported_in_details(score) -> None:  # type: ignore[no-untyped-def]
+    result = score("sql", "SELEC 1", REF)
+    assert "syntax error" in result.details["error"]
+
+
+@pytest.mark.parametrize(
+    ("reference", "field"),
+    [
+        ({"schema": SCHEMA}, "reference.query"),
+        ({"schema": "CREATE TABL x", "query": "SELECT 1"}, "reference.schema"),
+        ({"schema": SCHEMA, "query": "SELECT nope FROM emp"}, "reference.query"),
+        ({"query": "SELECT 1", "fixture": "../etc/passwd"}, "reference.fixture"),
+        ({"query": "SELECT 1", "fixture": "missing"}, "reference.fixture"),
+        ("SELECT 1", "reference"),
+    ],
+)
+def test_unusable_references_are_invalid(score, reference, field) -> None:  # type: ignore[no-untyped-def]
+    result = score("sql", "SELECT 1", reference)
+    assert result.status == Status.INVALID and result.reward is None
+    assert field in result.error.message
+
+
+def test_fixture_files(score, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "shop.sql").write_text(
+        "CREATE TABLE item (p REAL); INSERT INTO item VALUES (2.5), (4);"
+    )
+    monkeypatch.setenv("REFEREE_SQL_FIXTURES", str(tmp_path))
+    result = score("sql", "SELECT SUM(p) FROM item", {"fixture": "shop", "query": "SELECT 6.5"})
+    assert (result.status, result.reward) == (Status.OK, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("query", "ordered"),
+    [
+        ("SELECT a FROM t ORDER BY a", True),
+        ("select a from t order  by a", True),
+        ("SELECT a FROM (SELECT a FROM t ORDER BY a)", False),
+        ("SELECT 'ORDER BY'", False),
+        ("SELECT a FROM t", False),
+    ],
+)
+def test_has_order_by(query: str, ordered: bool) -> None:
+    assert has_order_by(query) is ordered
+
+
+def test_extract_and_compare() -> None:
+    assert extract_sql("text\n```sql\nSELECT 1\n```\nmore\n```sql\nSELECT 2\n```") == "SELECT 2\n"
+    assert extract_sql("SELECT 3") == "SELECT 3"
+    assert same_results([[1, 0.1 + 0.2]], [[1, 0.3]], ordered=True, tol=1e-6)
+    assert not same_results([[1], [1]], [[1]], ordered=False, tol=1e-6)

@@ -1,0 +1,196 @@
+"""The ``sql`` verifier: execution accuracy on SQLite, run inside the sandbox.
+
+``reference``: ``{"query": gold SQL, "schema": SQL script (DDL and inserts)?,
+"rows": {table: [[...], ...]}?, "fixture": name?}``. A fixture is a ``.sql`` script of
+that name in ``REFEREE_SQL_FIXTURES`` (a directory), run before ``schema``. The
+database is built fresh for each item in an in-memory SQLite inside the sandbox; the
+gold query and the response's query (the last ```sql block, else the whole response)
+run against it, and their result sets are compared: as ordered lists when the gold
+query has a top-level ORDER BY (``params.order="auto"``) or ``"ordered"``, as multisets
+otherwise. Column names never matter; floats compare within ``params.float_tol``.
+
+A predicted query that errors is ``ok`` with reward 0 and the error in details; a
+reference whose schema or gold query fails is ``invalid`` (the client's fault).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandbox import Case, CaseStatus, Limits, Program, SandboxStatus
+from verifiers.base import (
+    ItemError,
+    ItemInvalid,
+    ItemTimeout,
+    ItemVerifier,
+    Outcome,
+    Params,
+    describe_validation_error,
+)
+from verifiers.python_grader import shared_sandbox
+from verifiers.types import Item, Pool
+
+_FENCE = re.compile(r"```[ \t]*(?:sql|sqlite)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_ORDER_BY = re.compile(r"ORDER\s+BY\b", re.IGNORECASE)
+
+HARNESS = """
+import json, sqlite3, sys
+job = json.loads(sys.stdin.read())
+db = sqlite3.connect(":memory:")
+def run(sql):
+    try:
+        return {"rows": [list(r) for r in db.execute(sql).fetchall()]}
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+def emit(key, value):
+    print(json.dumps({key: value}, default=repr), flush=True)
+try:
+    db.executescript(job["setup"])
+    for table, rows in job["rows"].items():
+        for row in rows:
+            marks = ",".join("?" * len(row))
+            db.execute(f'INSERT INTO "{table}" VALUES ({marks})', row)
+except Exception as exc:
+    emit("setup_error", f"{type(exc).__name__}: {exc}")
+else:
+    emit("gold", run(job["gold"]))  # first, so a timeout after it is the prediction's
+    emit("pred", run(job["pred"]))
+"""
+
+
+class SqlParams(Params):
+    order: Literal["auto", "ordered", "unordered"] = "auto"
+    float_tol: float = Field(default=1e-6, ge=0)
+    timeout_s: float = Field(default=5.0, gt=0, le=60)
+
+
+class SqlReference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1)
+    schema_: str = Field(default="", alias="schema")
+    rows: dict[str, list[list[Any]]] = Field(default_factory=dict)
+    fixture: str | None = Field(default=None, pattern=_NAME.pattern)
+
+
+class SqlVerifier(ItemVerifier[SqlParams]):
+    name = "sql"
+    pool = Pool.SANDBOX
+    Params = SqlParams
+    description = "SQLite execution accuracy: the predicted query's result set vs the gold one's."
+
+    def check(self, item: Item, params: SqlParams) -> Outcome:
+        reference = _reference(item.reference)
+        predicted = extract_sql(item.response_text())
+        if not predicted.strip():
+            return Outcome(reward=0.0, details={"reason": "no SQL in the response"})
+        job = {
+            "setup": _fixture(reference.fixture) + reference.schema_,
+            "rows": reference.rows,
+            "gold": reference.query,
+            "pred": predicted,
+        }
+        out = _execute(job, params.timeout_s)
+        if "setup_error" in out:
+            raise ItemInvalid("invalid_reference", f"reference.schema: {out['setup_error']}")
+        if "error" in out["gold"]:
+            raise ItemInvalid("invalid_reference", f"reference.query: {out['gold']['error']}")
+        details: dict[str, Any] = {"query": predicted}
+        if "error" in out["pred"]:
+            return Outcome(reward=0.0, details={**details, "error": out["pred"]["error"]})
+        ordered = params.order == "ordered" or (
+            params.order == "auto" and has_order_by(reference.query)
+        )
+        same = same_results(out["gold"]["rows"], out["pred"]["rows"], ordered, params.float_tol)
+        details |= {
+            "ordered": ordered,
+            "gold_rows": len(out["gold"]["rows"]),
+            "predicted_rows": len(out["pred"]["rows"]),
+        }
+        return Outcome(reward=float(same), details=details)
+
+
+def extract_sql(text: str) -> str:
+    """The last ```sql (or unlabelled) fenced block, else the whole response."""
+    blocks = _FENCE.findall(text)
+    return blocks[-1] if blocks else text
+
+
+def has_order_by(query: str) -> bool:
+    """True when ORDER BY appears outside parentheses and quotes (a top-level ordering)."""
+    depth, quote = 0, ""
+    for index, char in enumerate(query):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        else:
+            depth += (char == "(") - (char == ")")
+            if depth == 0 and _ORDER_BY.match(query, index):
+                return True
+    return False
+
+
+def same_results(gold: list[list[Any]], pred: list[list[Any]], ordered: bool, tol: float) -> bool:
+    """Equal result sets: row by row when ``ordered``, as multisets otherwise."""
+    g, p = [_normal(row, tol) for row in gold], [_normal(row, tol) for row in pred]
+    return g == p if ordered else Counter(g) == Counter(p)
+
+
+def _normal(row: list[Any], tol: float) -> tuple[Any, ...]:
+    def cell(value: Any) -> Any:
+        if isinstance(value, float) and math.isfinite(value) and tol > 0:
+            return round(value / tol) * tol if abs(value) < 1e15 else value
+        return value
+
+    return tuple(cell(v) for v in row)
+
+
+def _reference(raw: object) -> SqlReference:
+    try:
+        return SqlReference.model_validate(raw)
+    except ValidationError as exc:
+        raise ItemInvalid(
+            "invalid_reference", describe_validation_error(exc, "reference")
+        ) from None
+
+
+def _fixture(name: str | None) -> str:
+    if name is None:
+        return ""
+    directory = os.environ.get("REFEREE_SQL_FIXTURES")
+    path = Path(directory) / f"{name}.sql" if directory else None
+    if path is None or not path.is_file():
+        raise ItemInvalid("invalid_reference", f"reference.fixture: no fixture {name!r}")
+    return path.read_text() + "\n"
+
+
+def _execute(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    program = Program(language="python3", source=HARNESS)
+    limits = Limits(wall_s=timeout_s, cpu_s=timeout_s, memory_mb=512)
+    report = shared_sandbox().run(program, [Case(stdin=json.dumps(job))], limits)
+    if report.sandbox_status != SandboxStatus.OK:
+        raise ItemError("sandbox_failed", report.message or "the sandbox failed")
+    outcome = report.cases[0]
+    out: dict[str, Any] = {}
+    for line in outcome.stdout.splitlines():
+        try:
+            out.update(json.loads(line))
+        except ValueError:
+            continue
+    if outcome.status == CaseStatus.TIMEOUT:
+        if "gold" in out and "error" not in out["gold"]:
+            return {**out, "pred": {"error": f"the query ran longer than {timeout_s:g} s"}}
+        raise ItemTimeout(f"building the database or the gold query took over {timeout_s:g} s")
+    if not ("setup_error" in out or {"gold", "pred"} <= set(out)):
+        raise ItemError("sql_harness_failed", outcome.stderr[-500:] or outcome.status.value)
+    return out
