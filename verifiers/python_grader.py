@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandbox import Case, CaseStatus, Limits, Program, Sandbox, SandboxStatus
+from sandbox import CaseStatus
 from verifiers.base import (
-    ItemError,
     ItemInvalid,
     ItemTimeout,
     ItemVerifier,
@@ -29,6 +27,7 @@ from verifiers.base import (
     Params,
     describe_validation_error,
 )
+from verifiers.sandboxed_python import run_python
 from verifiers.types import Item, Pool
 
 MARKER = "\x1ereferee-score:"
@@ -54,12 +53,6 @@ class GraderReference(BaseModel):
     item: dict[str, Any] = Field(default_factory=dict)
 
 
-@lru_cache(maxsize=1)
-def shared_sandbox() -> Sandbox:
-    """One sandbox per worker process, built on first use from ``REFEREE_SANDBOX_*``."""
-    return Sandbox()
-
-
 class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
     name = "python_grader"
     pool = Pool.SANDBOX
@@ -70,12 +63,8 @@ class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
         reference = _reference(item.reference)
         text = item.response_text()
         stdin = json.dumps({"sample": sample_of(text), "item": reference.item})
-        program = Program(language="python3", source=HARNESS, files={"grader.py": reference.source})
-        limits = Limits(wall_s=params.timeout_s, cpu_s=params.timeout_s, memory_mb=params.memory_mb)
-        report = shared_sandbox().run(program, [Case(stdin=stdin)], limits)
-        if report.sandbox_status != SandboxStatus.OK:
-            raise ItemError("sandbox_failed", report.message or "the sandbox failed")
-        outcome = report.cases[0]
+        files = {"grader.py": reference.source}
+        outcome = run_python(HARNESS, stdin, params.timeout_s, params.memory_mb, files)
         if outcome.status == CaseStatus.TIMEOUT:
             raise ItemTimeout(f"the grader ran longer than {params.timeout_s:g} s")
         score = _score(outcome.stdout)

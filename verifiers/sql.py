@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sandbox import Case, CaseStatus, Limits, Program, SandboxStatus
+from sandbox import CaseStatus
 from verifiers.base import (
     ItemError,
     ItemInvalid,
@@ -35,7 +35,7 @@ from verifiers.base import (
     Params,
     describe_validation_error,
 )
-from verifiers.python_grader import shared_sandbox
+from verifiers.sandboxed_python import run_python
 from verifiers.types import Item, Pool
 
 _FENCE = re.compile(r"```[ \t]*(?:sql|sqlite)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -175,12 +175,7 @@ def _fixture(name: str | None) -> str:
 
 
 def _execute(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    program = Program(language="python3", source=HARNESS)
-    limits = Limits(wall_s=timeout_s, cpu_s=timeout_s, memory_mb=512)
-    report = shared_sandbox().run(program, [Case(stdin=json.dumps(job))], limits)
-    if report.sandbox_status != SandboxStatus.OK:
-        raise ItemError("sandbox_failed", report.message or "the sandbox failed")
-    outcome = report.cases[0]
+    outcome = run_python(HARNESS, json.dumps(job), timeout_s, memory_mb=512)
     out: dict[str, Any] = {}
     for line in outcome.stdout.splitlines():
         try:

@@ -10,8 +10,9 @@ from rapidfuzz import fuzz
 from rouge_score import rouge_scorer
 from sacrebleu.metrics.bleu import BLEU
 
-from verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
+from verifiers.base import ItemVerifier, Outcome, Params
 from verifiers.rules.normalization import Normalization
+from verifiers.rules.references import text_references
 from verifiers.types import Item
 
 Metric = Literal["fuzzy", "bleu", "rouge_l"]
@@ -66,7 +67,7 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
 
     def check(self, item: Item, params: SimilarityParams) -> Outcome:
         norm = params.normalize
-        references = [norm.apply(ref) for ref in _references(item.reference)]
+        references = [norm.apply(ref) for ref in text_references(item.reference)]
         response = norm.apply(item.response_text())
         score = self._score(params.metric, response, references)
         reward = score if params.threshold is None else float(score >= params.threshold)
@@ -83,13 +84,3 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
             raw = max(fuzz.ratio(response, ref) for ref in references) / 100.0
         # sacrebleu gives 100.00000000000004 for some perfect matches: keep to [0, 1].
         return min(max(float(raw), 0.0), 1.0)
-
-
-def _references(reference: object) -> list[str]:
-    if isinstance(reference, str):
-        return [reference]
-    if isinstance(reference, list) and reference and all(isinstance(r, str) for r in reference):
-        return reference
-    raise ItemInvalid(
-        "invalid_reference", "reference: expected a string or a non-empty list of strings"
-    )

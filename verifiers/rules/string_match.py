@@ -9,6 +9,7 @@ from pydantic import Field
 
 from verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
 from verifiers.rules.normalization import Normalization
+from verifiers.rules.references import text_references
 from verifiers.types import Item
 
 Op = Literal["eq", "ne", "contains", "icontains", "startswith", "endswith", "regex"]
@@ -36,7 +37,7 @@ class StringVerifier(ItemVerifier[StringParams]):
     description = "Exact, substring, prefix/suffix or regex match against the reference."
 
     def check(self, item: Item, params: StringParams) -> Outcome:
-        references = _references(item.reference)
+        references = text_references(item.reference)
         norm = params.normalize
         if params.op == "icontains":
             norm = norm.model_copy(update={"casefold": True})
@@ -48,16 +49,6 @@ class StringVerifier(ItemVerifier[StringParams]):
         passed = all(hits) if params.op == "ne" else any(hits)
         matched = references[hits.index(True)] if True in hits else None
         return Outcome(reward=float(passed), details={"op": params.op, "matched": matched})
-
-
-def _references(reference: object) -> list[str]:
-    if isinstance(reference, str):
-        return [reference]
-    if isinstance(reference, list) and reference and all(isinstance(r, str) for r in reference):
-        return reference
-    raise ItemInvalid(
-        "invalid_reference", "reference: expected a string or a non-empty list of strings"
-    )
 
 
 def _compare(op: str, response: str, reference: str) -> bool:

@@ -1,0 +1,20 @@
+"""Run a small Python harness in the sandbox for verifiers that need one (python graders,
+SQL), in the process's one sandbox, with the sandbox layer's failures mapped to
+``error`` so a broken sandbox is never mistaken for a wrong answer."""
+
+from __future__ import annotations
+
+from sandbox import Case, Limits, Outcome, Program
+from verifiers.code.runtime import require_ok, shared_sandbox
+
+
+def run_python(
+    source: str, stdin: str, timeout_s: float, memory_mb: int, files: dict[str, str] | None = None
+) -> Outcome:
+    """Run ``source`` as python3 with ``stdin``; the case's outcome (timeouts included).
+
+    Raises `ItemError` when the sandbox itself failed.
+    """
+    program = Program(language="python3", source=source, files=files or {})
+    limits = Limits(wall_s=timeout_s, cpu_s=timeout_s, memory_mb=memory_mb)
+    return require_ok(shared_sandbox().run(program, [Case(stdin=stdin)], limits)).cases[0]
