@@ -27,3 +27,18 @@ def client() -> Iterator[TestClient]:
     """An in-process app with its real worker pool, shared by the session's tests."""
     with TestClient(create_app(small_settings())) as test_client:
         yield test_client
+
+
+def wait_alive(client: TestClient, workers: int, timeout_s: float = 10.0) -> dict[str, object]:
+    """``/readyz`` once ``workers`` cpu workers are alive: a worker killed by an earlier
+    test is replaced after its request is answered, so the count can lag briefly."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        body: dict[str, object] = client.get("/readyz").json()
+        pools = body["pools"]
+        assert isinstance(pools, dict)
+        if pools["cpu"]["alive"] == workers or time.monotonic() > deadline:
+            return body
+        time.sleep(0.05)

@@ -4,6 +4,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tests.service.conftest import wait_alive
+
 
 def item(response: str, reference: str = "a", **extra: Any) -> dict[str, Any]:
     return {"verifier": "string", "response": response, "reference": reference, **extra}
@@ -120,11 +122,10 @@ def test_verifiers_lists_params_schemas(client: TestClient) -> None:
 
 def test_health_and_readiness(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-    ready = client.get("/readyz")
-    assert ready.status_code == 200
-    body = ready.json()
+    assert client.get("/readyz").status_code == 200
+    body = wait_alive(client, 2)
     assert body["ready"] is True and body["executor"] == "embedded"
-    assert body["pools"]["cpu"]["alive"] == 2
+    assert body["pools"]["cpu"]["alive"] == 2  # type: ignore[index]
 
 
 def test_metrics_count_items_by_verifier_and_status(client: TestClient) -> None:
