@@ -18,6 +18,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import SynchronizedArray
 from typing import Any
 
+from service.transport import pack_results, unpack_items
 from verifiers.batch import score_items
 from verifiers.registry import default_registry
 from verifiers.types import Item, Result
@@ -39,8 +40,8 @@ def serve(conn: Connection, progress: SynchronizedArray[Any], memory_mb: int) ->
             return
         if message is None:
             return
-        indices, items = message
-        _score(conn, progress, registry, indices, items)
+        indices, packed = message
+        _score(conn, progress, registry, indices, unpack_items(packed))
 
 
 def _score(
@@ -63,7 +64,7 @@ def _score(
         done.append(result)
         now = time.monotonic()
         if now - last_flush >= FLUSH_S or position == len(items) - 1:
-            conn.send((done_idx, done))
+            conn.send((done_idx, pack_results(done)))
             done_idx, done, last_flush = [], [], now
 
 

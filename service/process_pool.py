@@ -33,6 +33,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from service import pool_worker
+from service.transport import pack_items, unpack_results
 from verifiers.base import echo
 from verifiers.types import Item, Result, Status
 
@@ -214,7 +215,7 @@ class _Slot:
                 self.spawn()
             assert self.conn is not None
             self.progress[0] = pool_worker.IDLE
-            self.conn.send((pending, [task.items[i] for i in pending]))
+            self.conn.send((pending, pack_items([task.items[i] for i in pending])))
             self._collect(task)
         if not task.future.done():
             task.future.set_result([r for r in task.results if r is not None])
@@ -229,7 +230,8 @@ class _Slot:
             try:
                 ready = self.conn.poll(POLL_S)
                 if ready:
-                    indices, results = self.conn.recv()
+                    indices, packed = self.conn.recv()
+                    results = unpack_results(packed)
             except (EOFError, OSError):
                 self._on_death(task)
                 return

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 from starlette.responses import Response
 
 
@@ -21,6 +22,15 @@ class JSONBytes(Response):
 
     def render(self, content: Any) -> bytes:
         try:
-            return orjson.dumps(content, option=orjson.OPT_NON_STR_KEYS)
+            return orjson.dumps(content, default=_plain, option=orjson.OPT_NON_STR_KEYS)
         except TypeError:
-            return json.dumps(content, ensure_ascii=True, allow_nan=False, default=str).encode()
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, default=_plain).encode()
+
+
+def _plain(value: Any) -> Any:
+    """What orjson cannot write itself: models nested in ``details``, anything else as text."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
