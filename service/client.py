@@ -79,6 +79,20 @@ def decode_results(items: Sequence[Item], data: dict[str, Any]) -> list[Result]:
     return results
 
 
+def tag(item: Item, serial: str) -> Item:
+    """The item with a private id when it has none, so alignment can be checked."""
+    if item.id is not None:
+        return item
+    return item.model_copy(update={"id": f"{PRIVATE_ID}{serial}"})
+
+
+def untag(result: Result, original: Item) -> Result:
+    """Undo `tag` on the result: the caller's item had no id, so neither has its result."""
+    if original.id is None and (result.id or "").startswith(PRIVATE_ID):
+        result.id = None
+    return result
+
+
 def error_of(response: httpx.Response) -> RefereeError:
     try:
         error = response.json()["error"]
@@ -103,8 +117,10 @@ class Client:
 
     def score(self, items: Sequence[Item], deadline_s: float | None = None) -> list[Result]:
         """Results for ``items``, in order; raises `RefereeError` on a request-level error."""
-        data = self._send("POST", "/v1/score", json=request_body(items, deadline_s))
-        return decode_results(items, data)
+        tagged = [tag(item, f"{index}") for index, item in enumerate(items)]
+        data = self._send("POST", "/v1/score", json=request_body(tagged, deadline_s))
+        results = decode_results(tagged, data)
+        return [untag(result, item) for result, item in zip(results, items, strict=True)]
 
     def submit_job(self, path: Path) -> str:
         """Upload a JSONL file of items as a batch job (streamed); returns the job id."""
@@ -299,17 +315,12 @@ class AsyncClient:
         raise AssertionError("unreachable")
 
     def _tag(self, item: Item) -> Item:
-        """Give the item an id if it has none, so alignment can be checked."""
-        if item.id is not None:
-            return item
         self._counter += 1
-        return item.model_copy(update={"id": f"{PRIVATE_ID}{self._counter}"})
+        return tag(item, str(self._counter))
 
     @staticmethod
     def _untag(result: Result, original: Item) -> Result:
-        if original.id is None and (result.id or "").startswith(PRIVATE_ID):
-            result.id = None
-        return result
+        return untag(result, original)
 
 
 class BatchingClient:

@@ -77,10 +77,14 @@ class Caller:
 
 
 def get_caller(
+    settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     limiter: Annotated[RateLimiter | None, Depends(get_rate_limiter)],
 ) -> Caller:
-    return Caller(key=credentials.credentials if credentials else "", limiter=limiter)
+    # Without configured keys a bearer token proves nothing: one shared bucket, or a
+    # client could dodge its limit with a fresh made-up token per request.
+    key = credentials.credentials if credentials and settings.api_keys else ""
+    return Caller(key=key, limiter=limiter)
 
 
 CallerDep = Annotated[Caller, Depends(get_caller)]

@@ -113,11 +113,15 @@ class JobStore:
         await self._redis.hset(meta, mapping={"state": "uploading", "created": time.time()})
         await self._redis.expire(meta, self._ttl)
         total = 0
-        async for batch in lines:
-            if batch:
-                await self._redis.rpush(items, *batch)
-                total += len(batch)
-        await self._redis.expire(items, self._ttl)
+        try:
+            async for batch in lines:
+                if batch:
+                    await self._redis.rpush(items, *batch)
+                    await self._redis.expire(items, self._ttl)
+                    total += len(batch)
+        except BaseException:
+            await self._redis.delete(meta, items)  # a failed upload leaves nothing behind
+            raise
         await self._redis.hset(meta, mapping={"state": "running", "total": total})
         return job_id, total
 

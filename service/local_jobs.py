@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -23,9 +24,11 @@ from service.errors import Overloaded
 from service.job_store import CANCELLED_LINE, JobStatus
 from service.jobs import split_lines
 from service.jsonl import read_items, write_result
-from verifiers.types import Item, Result
+from verifiers.types import Item, Result, Status
 
 BATCH = 512
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -109,6 +112,26 @@ class LocalJobs:
                 job.task.cancel()
 
     async def _run(self, job: _Job) -> None:
+        """Score the job; if anything breaks, the rest of its lines become ``error``
+        results so the job still ends (a job stuck at "running" loses nothing visibly)."""
+        try:
+            await self._score_all(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("job %s failed", job.id)
+            await asyncio.to_thread(self._fail_rest, job, f"{type(exc).__name__}: {exc}")
+        job.state, job.finished = "done", time.time()
+
+    def _fail_rest(self, job: _Job, reason: str) -> None:
+        failed = Result.failed(Status.ERROR, "job_failed", f"the job runner failed: {reason}")
+        with job.results.open("ab") as sink:
+            for _ in range(job.total - job.done):
+                write_result(sink, failed)
+        job.counts["error"] = job.counts.get("error", 0) + job.total - job.done
+        job.done = job.total
+
+    async def _score_all(self, job: _Job) -> None:
         entries = read_items(job.items)
         with job.results.open("ab") as sink:
             while batch := await asyncio.to_thread(lambda: list(islice(entries, BATCH))):
@@ -118,7 +141,6 @@ class LocalJobs:
                     job.counts[result.status.value] = job.counts.get(result.status.value, 0) + 1
                 sink.flush()
                 job.done += len(results)
-        job.state, job.finished = "done", time.time()
 
     async def _score(self, batch: list[Item | Result]) -> list[Result]:
         items = [entry for entry in batch if isinstance(entry, Item)]

@@ -40,6 +40,7 @@ from verifiers.types import Item, Result, Status
 log = logging.getLogger(__name__)
 
 POLL_S = 0.05
+GRACE_S = 0.2
 MAX_CHUNK = 256
 BOOT_TIMEOUT_S = 60.0
 
@@ -124,13 +125,35 @@ class ProcessPool:
         ]
         for task in tasks:
             self._queue.put(task)
+        futures = [asyncio.wrap_future(t.future) for t in tasks]
         try:
-            chunks = await asyncio.gather(*(asyncio.wrap_future(t.future) for t in tasks))
+            # Chunks still queued at the deadline never reach a worker: answer for them
+            # now. (Running chunks are killed at the deadline by their driver thread; the
+            # grace lets that answer arrive.)
+            await asyncio.wait(futures, timeout=max(0.0, deadline - time.monotonic()) + GRACE_S)
         except asyncio.CancelledError:
             for task in tasks:
                 task.cancelled = True
             raise
+        chunks = []
+        for task, future in zip(tasks, futures, strict=True):
+            if future.done():
+                chunks.append(future.result())
+            else:
+                task.cancelled = True
+                chunks.append(_expired(task))
         return [result for chunk in chunks for result in chunk]
+
+
+def _expired(task: _Task) -> list[Result]:
+    """A chunk's results at the deadline: what finished, ``timeout`` for the rest."""
+    message = "the request deadline passed before a worker was free"
+    return [
+        result
+        if result is not None
+        else echo(Result.failed(Status.TIMEOUT, "deadline", message), task.items[index])
+        for index, result in enumerate(list(task.results))
+    ]
 
 
 def _finish(task: _Task, status: Status, code: str, message: str) -> None:

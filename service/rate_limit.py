@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
-from service.errors import Overloaded
+from service.errors import Overloaded, PayloadTooLarge
 
 _TAKE = """
 local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -52,7 +52,9 @@ class RateLimiter:
     async def take(self, api_key: str, items: int) -> None:
         """Spend ``items`` tokens of ``api_key``'s bucket or raise `Overloaded`."""
         if items > self.burst:
-            raise Overloaded(f"{items} items exceed the per-key burst of {self.burst}")
+            raise PayloadTooLarge(
+                f"items: {items} items exceed the per-key burst of {self.burst}; send fewer"
+            )
         name = "referee:rate:" + hashlib.sha256(api_key.encode()).hexdigest()[:32]
         if self._take is not None:
             ok, left = await self._take(

@@ -107,6 +107,7 @@ def reward_funcs(
         prompts: Sequence[Any], completions: Sequence[Any], **columns: Any
     ) -> list[float | None]:
         results = await rewards.score(prompts, completions, **columns)
+        log_to_trl(results, columns)
         return [r.reward if r.status == Status.OK else None for r in results]
 
     reward.__name__ = name

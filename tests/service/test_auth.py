@@ -73,4 +73,18 @@ def test_embedded_rate_limit_is_per_key() -> None:
         assert post("k2") == 200
         too_many = {"items": items["items"] * 2}
         response = client.post("/v1/score", json=too_many, headers={"Authorization": "Bearer k2"})
-        assert response.status_code == 429 and "burst" in response.json()["error"]["message"]
+        # More than the burst can never pass, so it is 413, not a 429 to retry forever.
+        assert response.status_code == 413 and "burst" in response.json()["error"]["message"]
+
+
+def test_made_up_tokens_do_not_dodge_the_limit_without_keys() -> None:
+    settings = small_settings(cpu_workers=1, rate_limit_items_per_s=1, rate_limit_burst=3)
+    with TestClient(create_app(settings)) as client:
+        items = {"items": [{"verifier": "string", "response": "a", "reference": "a"}] * 2}
+        codes = [
+            client.post(
+                "/v1/score", json=items, headers={"Authorization": f"Bearer fake{i}"}
+            ).status_code
+            for i in range(3)
+        ]
+        assert codes[0] == 200 and 429 in codes[1:]

@@ -142,3 +142,14 @@ def test_a_misaligned_answer_is_an_error_not_a_wrong_reward() -> None:
         with Client(url, retry=FAST) as client, pytest.raises(RefereeError) as raised:
             client.score(items)
         assert raised.value.code == "misaligned"
+
+
+def test_sync_client_checks_alignment_for_items_without_ids() -> None:
+    with scripted_server(["swap"]) as (url, _):
+        items = [Item(verifier="x", response="y"), Item(verifier="x", response="z")]
+        with Client(url, retry=FAST) as client, pytest.raises(RefereeError) as raised:
+            client.score(items)
+        assert raised.value.code == "misaligned"
+    with scripted_server([]) as (url, _), Client(url, retry=FAST) as client:
+        results = client.score([Item(verifier="x", response="y")])
+        assert results[0].id is None and results[0].reward == 1.0

@@ -165,3 +165,23 @@ def test_saturated_verifier_gets_429_and_health_shows_in_readyz(client: TestClie
         assert "verifier observed@1: model x failed to load: no such file" in ready["problems"]
     finally:
         OBSERVED.update(saturated=False, problem=None)
+
+
+def test_queued_chunks_answer_at_their_own_deadline(pool: ProcessPool) -> None:
+    # One worker busy with a long request; a short request queued behind it must get its
+    # timeout at its own deadline, not when the worker frees up.
+    async def scenario() -> tuple[list[Status], float]:
+        busy = asyncio.ensure_future(
+            pool.run([Item(verifier="hang", response="x")], 20.0, time.monotonic() + 20)
+        )
+        await asyncio.sleep(0.2)
+        start = time.monotonic()
+        item = Item(verifier="string", response="a", reference="a")
+        results = await pool.run([item], 5.0, time.monotonic() + 0.5)
+        elapsed = time.monotonic() - start
+        busy.cancel()
+        return [r.status for r in results], elapsed
+
+    statuses, elapsed = asyncio.run(scenario())
+    assert statuses == [Status.TIMEOUT]
+    assert elapsed < 0.5 + 0.5

@@ -98,3 +98,19 @@ def test_upload_over_the_job_limit_is_413(tiny_uploads: TestClient) -> None:
     streamed = tiny_uploads.post("/v1/jobs", content=chunks(), headers=NDJSON)
     assert streamed.status_code == 413
     assert "job upload exceeds" in streamed.json()["error"]["message"]
+
+
+def test_a_crashing_job_runner_ends_the_job_with_errors(
+    tiny_uploads: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = tiny_uploads.app.state.jobs  # type: ignore[attr-defined]
+
+    async def broken(batch: list[object]) -> list[object]:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(jobs, "_score", broken)
+    job_id = tiny_uploads.post("/v1/jobs", content=lines(5), headers=NDJSON).json()["id"]
+    final = wait_done(tiny_uploads, job_id)
+    assert final["state"] == "done" and final["counts"] == {"error": 5}
+    results = tiny_uploads.get(f"/v1/jobs/{job_id}/results").content.splitlines()
+    assert [orjson.loads(r)["error"]["code"] for r in results] == ["job_failed"] * 5

@@ -71,3 +71,25 @@ def test_conversational_completions(live_server: str) -> None:
         [{"role": "assistant", "content": "\\boxed{3}"}],
     ]
     assert asyncio.run(reward(prompts, completions, answer=["2", "2"])) == [1.0, 0.0]
+
+
+def test_components_and_statuses_go_through_trl_hooks(live_server: str) -> None:
+    mapping = ItemMapping(
+        verifier="composite",
+        params={"verifiers": {"acc": {"verifier": "math"}}, "formula": "acc"},
+    )
+    [reward] = reward_funcs(live_server, mapping)
+    metrics: dict[str, float] = {}
+    extra: dict[str, list[str]] = {}
+    out = asyncio.run(
+        reward(
+            ["q", "q"],
+            ["\\boxed{1}", "\\boxed{2}"],
+            answer=["1", "1"],
+            log_metric=metrics.__setitem__,
+            log_extra=extra.__setitem__,
+        )
+    )
+    assert out == [1.0, 0.0]
+    assert metrics == {"referee/acc": 0.5}
+    assert extra == {"referee_status": ["ok", "ok"]}
