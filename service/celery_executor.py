@@ -37,7 +37,7 @@ class CeleryExecutor:
         self.settings = settings
         self.app = make_celery(settings)
         assert settings.broker_url
-        self.redis: aioredis.Redis = aretrying(settings.broker_url, max_connections=2048)
+        self.redis: aioredis.Redis = aretrying(settings.broker_url, retries=4, max_connections=2048)
         self._status: dict[str, dict[str, Any]] = {}
 
     async def start(self) -> None:

@@ -13,6 +13,7 @@ from json import JSONDecodeError
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from service.responses import JSONBytes
@@ -115,6 +116,11 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 400:
             message = f"{message}: the body must be UTF-8 JSON"
         return error_response(exc.status_code, code, message, exc.headers)
+
+    @app.exception_handler(RedisError)
+    async def _broker(_: Request, exc: RedisError) -> JSONBytes:
+        message = f"the broker (Redis) is unreachable: {type(exc).__name__}; retry later"
+        return error_response(503, "broker_unavailable", message, {"Retry-After": "5"})
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONBytes:

@@ -12,7 +12,7 @@ import asyncio
 import time
 from typing import Any, Protocol
 
-from service.process_pool import ProcessPool
+from service.process_pool import ProcessPool, WorkerStartError
 from service.settings import Settings
 from verifiers.base import echo, item_timeout_s
 from verifiers.batch import ascore_items
@@ -73,7 +73,14 @@ class EmbeddedExecutor:
         self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
     ) -> list[Result]:
         if pool in self._pools:
-            await self._ensure(pool)
+            try:
+                await self._ensure(pool)
+            except (WorkerStartError, OSError) as exc:
+                message = f"the {pool.value} worker pool could not start: {exc}"
+                return [
+                    echo(Result.failed(Status.ERROR, "worker_start_failed", message), i)
+                    for i in items
+                ]
             return await self._pools[pool].run(items, item_timeout, deadline)
         return await self._run_inline(items, item_timeout, deadline)
 

@@ -69,11 +69,12 @@ def retrying(url: str, **kwargs: Any) -> redis.Redis:
     )
 
 
-def aretrying(url: str, **kwargs: Any) -> aioredis.Redis:
-    """The asyncio twin of `retrying`."""
+def aretrying(url: str, retries: int = 40, **kwargs: Any) -> aioredis.Redis:
+    """The asyncio twin of `retrying`; ``retries`` bounds how long a call rides out an
+    outage (the gateway keeps it short and answers 503 rather than hang a request)."""
     from redis.asyncio.retry import Retry as AsyncRetry
 
-    retry = AsyncRetry(ExponentialBackoff(cap=2.0, base=0.05), retries=40)
+    retry = AsyncRetry(ExponentialBackoff(cap=2.0, base=0.05), retries=retries)
     return aioredis.Redis.from_url(
         url,
         retry=retry,

@@ -79,28 +79,44 @@ class ProcessPool:
         self.memory_mb = memory_mb
         self._queue: queue.Queue[_Task | None] = queue.Queue()
         self._slots: list[_Slot] = []
+        self.closing = False
         self._ctx: ForkServerContext = mp.get_context("forkserver")
         self._ctx.set_forkserver_preload(["verifiers.builtin", "service.pool_worker"])
 
     def start(self) -> None:
-        """Start the worker processes and their driver threads; blocks until spawned."""
-        for index in range(self.size):
-            slot = _Slot(self, index)
-            slot.spawn()
-            self._slots.append(slot)
+        """Start the worker processes and their driver threads; blocks until spawned.
+
+        All or nothing: if one worker cannot start, the ones already started are stopped
+        and the error is raised, so a retry never stacks up orphaned workers.
+        """
+        try:
+            for index in range(self.size):
+                slot = _Slot(self, index)
+                slot.spawn()
+                self._slots.append(slot)
+        except BaseException:
+            for slot in self._slots:
+                slot.kill()
+            self._slots.clear()
+            raise
+        for slot in self._slots:
             slot.thread.start()
 
     def close(self) -> None:
-        """Stop the driver threads and the workers. Queued work is failed as ``error``."""
+        """Fail queued work as ``error``, then stop the driver threads and the workers."""
+        self.closing = True
+        while True:
+            try:
+                task = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if task is not None:
+                _finish(task, Status.ERROR, "shutting_down", "the server is shutting down")
         for _ in self._slots:
             self._queue.put(None)
         for slot in self._slots:
             slot.thread.join(timeout=5)
             slot.stop()
-        while not self._queue.empty():
-            task = self._queue.get_nowait()
-            if task is not None:
-                _finish(task, Status.ERROR, "shutting_down", "the server is shutting down")
 
     def queue_depth(self) -> int:
         """Chunks waiting for a worker (an approximate, thread-safe reading)."""
@@ -242,7 +258,7 @@ class _Slot:
             self._collect(task)
         if not task.future.done():
             task.future.set_result([r for r in task.results if r is not None])
-        if self.conn is None:
+        if self.conn is None and not self.pool.closing:
             # Replace a killed worker only after answering, so the client never waits on it.
             self.spawn()
 

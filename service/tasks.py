@@ -9,6 +9,7 @@ Two payload shapes share one task name:
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -22,9 +23,12 @@ from service.jsonl import parse_line
 from service.metrics import Metrics
 from service.settings import Settings
 from service.worker import WorkerEngine
-from verifiers.types import Item, Pool, Result
+from verifiers.base import echo
+from verifiers.types import Item, Pool, Result, Status
 
 REPLY_TTL_S = 600
+
+log = logging.getLogger(__name__)
 
 
 def register_tasks(
@@ -47,7 +51,9 @@ def score_reply_chunk(
     payload: dict[str, Any], engine: WorkerEngine, client: redis.Redis
 ) -> list[Result]:
     items = [Item.model_validate(raw) for raw in payload["items"]]
-    results = engine.run(Pool(payload["pool"]), items, payload["item_timeout"], payload["deadline"])
+    results = run_or_fail(
+        engine, Pool(payload["pool"]), items, payload["item_timeout"], payload["deadline"]
+    )
     reply = {"chunk": payload["chunk"], "results": [r.model_dump(mode="json") for r in results]}
     pipe = client.pipeline()
     pipe.rpush(payload["reply"], orjson.dumps(reply))
@@ -69,7 +75,20 @@ def score_job_chunk(
     entries = [parse_line(raw, start + offset + 1) for offset, raw in enumerate(lines)]
     items = [entry for entry in entries if isinstance(entry, Item)]
     pool = Pool(payload["pool"])
-    scored = iter(engine.run(pool, items, payload["item_timeout"], deadline))
+    scored = iter(run_or_fail(engine, pool, items, payload["item_timeout"], deadline))
     results: list[Result] = [next(scored) if isinstance(e, Item) else e for e in entries]
     writer.write(job, start, results, settings.job_ttl_s)
     return results
+
+
+def run_or_fail(
+    engine: WorkerEngine, pool: Pool, items: list[Item], item_timeout: float, deadline: float
+) -> list[Result]:
+    """The engine's results, or ``error`` for every item if it broke: an answer is always
+    written, so neither a waiting request nor a job is left hanging on this chunk."""
+    try:
+        return engine.run(pool, items, item_timeout, deadline)
+    except Exception as exc:
+        log.exception("scoring a %s chunk failed", pool.value)
+        message = f"the worker failed: {type(exc).__name__}: {exc}"
+        return [echo(Result.failed(Status.ERROR, "worker_failed", message), i) for i in items]

@@ -185,3 +185,31 @@ def test_queued_chunks_answer_at_their_own_deadline(pool: ProcessPool) -> None:
     statuses, elapsed = asyncio.run(scenario())
     assert statuses == [Status.TIMEOUT]
     assert elapsed < 0.5 + 0.5
+
+
+def test_a_pool_that_cannot_start_leaves_no_workers_and_answers_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from service import process_pool
+    from service.executor import EmbeddedExecutor
+    from tests.service.conftest import small_settings
+    from verifiers import Pool, default_registry
+
+    real_spawn = process_pool._Slot.spawn
+    started: list[process_pool._Slot] = []
+
+    def spawn_then_fail(slot: process_pool._Slot) -> None:
+        if started:
+            raise process_pool.WorkerStartError("a sandbox worker process failed to start")
+        real_spawn(slot)
+        started.append(slot)
+
+    monkeypatch.setattr(process_pool._Slot, "spawn", spawn_then_fail)
+    executor = EmbeddedExecutor(small_settings(sandbox_workers=2), default_registry())
+    items = [Item(id="a", verifier="python_grader", response="x", reference={"source": "x"})]
+    results = asyncio.run(executor.run(Pool.SANDBOX, items, 5.0, time.monotonic() + 10))
+    assert [(r.id, r.status, r.error.code) for r in results] == [  # type: ignore[union-attr]
+        ("a", Status.ERROR, "worker_start_failed")
+    ]
+    assert started and not started[0].is_alive()  # the one that did start was stopped
+    assert executor.readiness()["sandbox"]["started"] is False

@@ -228,3 +228,20 @@ def test_workers_export_what_they_scored(tmp_path: Path) -> None:
         assert 'referee_pool_consumers{pool="cpu"} 1.0' in gateway
     finally:
         cluster.stop_all()
+
+
+def test_redis_down_is_a_quick_503_not_a_500(tmp_path: Path) -> None:
+    cluster = make_cluster(tmp_path)
+    try:
+        cluster.start_gateway()
+        cluster.stop_redis()
+        start = time.monotonic()
+        response = score(cluster.url, [{"verifier": "string", "response": "a"}])
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "broker_unavailable"
+        assert response.headers["Retry-After"] == "5"
+        assert time.monotonic() - start < 10
+        ready = httpx.get(f"{cluster.url}/readyz")
+        assert ready.status_code == 503
+    finally:
+        cluster.stop_all()
