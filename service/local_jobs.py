@@ -48,22 +48,30 @@ class _Job:
 class LocalJobs:
     """Jobs scored in this process. Safe for concurrent requests on one event loop."""
 
-    def __init__(self, dispatcher: Dispatcher, directory: Path, max_bytes: int) -> None:
+    def __init__(
+        self, dispatcher: Dispatcher, directory: Path, max_bytes: int, ttl_s: float
+    ) -> None:
         self._dispatcher = dispatcher
         self._dir = directory
         self._max_bytes = max_bytes
+        self._ttl_s = ttl_s
         self._jobs: dict[str, _Job] = {}
 
     async def submit(self, body: AsyncIterator[bytes]) -> tuple[str, int]:
         self._dir.mkdir(parents=True, exist_ok=True)
+        self._forget_expired()
         job_id = uuid.uuid4().hex
         items = self._dir / f"{job_id}.items.jsonl"
         total = 0
-        with items.open("wb") as sink:
-            async for batch in split_lines(body, self._max_bytes):
-                if batch:
-                    await asyncio.to_thread(sink.write, b"\n".join(batch) + b"\n")
-                    total += len(batch)
+        try:
+            with items.open("wb") as sink:
+                async for batch in split_lines(body, self._max_bytes):
+                    if batch:
+                        await asyncio.to_thread(sink.write, b"\n".join(batch) + b"\n")
+                        total += len(batch)
+        except BaseException:
+            items.unlink(missing_ok=True)  # a failed upload leaves nothing behind
+            raise
         job = _Job(job_id, total, items, self._dir / f"{job_id}.results.jsonl")
         job.results.touch()
         self._jobs[job_id] = job
@@ -105,6 +113,14 @@ class LocalJobs:
                 with contextlib.suppress(asyncio.CancelledError):
                     await job.task
         return True
+
+    def _forget_expired(self) -> None:
+        """Drop finished jobs older than the TTL, with their spool files."""
+        cutoff = time.time() - self._ttl_s
+        for job in [j for j in self._jobs.values() if j.finished and j.finished < cutoff]:
+            job.items.unlink(missing_ok=True)
+            job.results.unlink(missing_ok=True)
+            del self._jobs[job.id]
 
     async def close(self) -> None:
         for job in self._jobs.values():

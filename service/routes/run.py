@@ -89,10 +89,14 @@ async def _execute(
     gate = _gate(request, concurrency)
 
     async def guarded() -> Execution:
-        async with gate:
-            return await asyncio.to_thread(
-                execute, program, cases, limits, expected, how, tolerance
-            )
+        # The slot is freed when the sandbox thread really ends, not when the request
+        # stops waiting: a timed-out run still counts against the limit while it runs.
+        await gate.acquire()
+        work = asyncio.ensure_future(
+            asyncio.to_thread(execute, program, cases, limits, expected, how, tolerance)
+        )
+        work.add_done_callback(lambda _: gate.release())
+        return await asyncio.shield(work)
 
     try:
         return await asyncio.wait_for(guarded(), timeout=deadline_s)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -114,3 +115,23 @@ def test_a_crashing_job_runner_ends_the_job_with_errors(
     assert final["state"] == "done" and final["counts"] == {"error": 5}
     results = tiny_uploads.get(f"/v1/jobs/{job_id}/results").content.splitlines()
     assert [orjson.loads(r)["error"]["code"] for r in results] == ["job_failed"] * 5
+
+
+def test_failed_uploads_and_expired_jobs_leave_no_files(tmp_path: Path) -> None:
+    settings = small_settings(cpu_workers=1, max_job_bytes=4096, job_dir=tmp_path, job_ttl_s=60)
+    with TestClient(create_app(settings)) as client:
+        assert client.post("/v1/jobs", content=lines(200), headers=NDJSON).status_code == 413
+
+        def chunks() -> Iterator[bytes]:
+            for _ in range(200):
+                yield lines(1)
+
+        assert client.post("/v1/jobs", content=chunks(), headers=NDJSON).status_code == 413
+        assert list(tmp_path.iterdir()) == []
+        old = client.post("/v1/jobs", content=lines(3), headers=NDJSON).json()["id"]
+        assert wait_done(client, old)["state"] == "done"
+        jobs = client.app.state.jobs  # type: ignore[attr-defined]
+        jobs._jobs[old].finished -= 3600  # as if it finished an hour ago
+        client.post("/v1/jobs", content=lines(1), headers=NDJSON)
+        assert client.get(f"/v1/jobs/{old}").status_code == 404
+        assert not any(p.name.startswith(old) for p in tmp_path.iterdir())
