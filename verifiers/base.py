@@ -205,6 +205,18 @@ class ItemVerifier(ABC, Generic[P]):
             raise ItemInvalid("invalid_params", describe_validation_error(exc, "params")) from None
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_reference(model: type[M], raw: object) -> M:
+    """``raw`` (an item's reference) as ``model``; `ItemInvalid` naming the bad field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        message = describe_validation_error(exc, "reference")
+        raise ItemInvalid("invalid_reference", message) from None
+
+
 def describe_validation_error(exc: ValidationError, prefix: str) -> str:
     """One line per problem, each naming the field, e.g. ``params.op: Input should be ...``."""
     lines = []

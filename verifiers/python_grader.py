@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox import CaseStatus
 from verifiers.base import (
@@ -25,7 +25,7 @@ from verifiers.base import (
     ItemVerifier,
     Outcome,
     Params,
-    describe_validation_error,
+    parse_reference,
 )
 from verifiers.sandboxed_python import run_python
 from verifiers.types import Item, Pool
@@ -60,7 +60,7 @@ class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
     description = "OpenAI-style python grader: grade(sample, item) run in the sandbox."
 
     def check(self, item: Item, params: PythonGraderParams) -> Outcome:
-        reference = _reference(item.reference)
+        reference = parse_reference(GraderReference, item.reference)
         text = item.response_text()
         stdin = json.dumps({"sample": sample_of(text), "item": reference.item})
         files = {"grader.py": reference.source}
@@ -84,15 +84,6 @@ def sample_of(text: str) -> dict[str, Any]:
     except ValueError:
         parsed = None
     return {"output_text": text, "output_json": parsed}
-
-
-def _reference(raw: object) -> GraderReference:
-    try:
-        return GraderReference.model_validate(raw)
-    except ValidationError as exc:
-        raise ItemInvalid(
-            "invalid_reference", describe_validation_error(exc, "reference")
-        ) from None
 
 
 def _score(stdout: str) -> float | None:

@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox import CaseStatus
 from verifiers.base import (
@@ -33,7 +33,7 @@ from verifiers.base import (
     ItemVerifier,
     Outcome,
     Params,
-    describe_validation_error,
+    parse_reference,
 )
 from verifiers.sandboxed_python import run_python
 from verifiers.types import Item, Pool
@@ -89,7 +89,7 @@ class SqlVerifier(ItemVerifier[SqlParams]):
     description = "SQLite execution accuracy: the predicted query's result set vs the gold one's."
 
     def check(self, item: Item, params: SqlParams) -> Outcome:
-        reference = _reference(item.reference)
+        reference = parse_reference(SqlReference, item.reference)
         predicted = extract_sql(item.response_text())
         if not predicted.strip():
             return Outcome(reward=0.0, details={"reason": "no SQL in the response"})
@@ -153,15 +153,6 @@ def _normal(row: list[Any], tol: float) -> tuple[Any, ...]:
         return value
 
     return tuple(cell(v) for v in row)
-
-
-def _reference(raw: object) -> SqlReference:
-    try:
-        return SqlReference.model_validate(raw)
-    except ValidationError as exc:
-        raise ItemInvalid(
-            "invalid_reference", describe_validation_error(exc, "reference")
-        ) from None
 
 
 def _fixture(name: str | None) -> str:

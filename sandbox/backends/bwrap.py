@@ -76,6 +76,30 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
+def isolation_args(uid: int) -> list[str]:
+    """What every sandboxed process gets from bwrap: all new namespaces, an unprivileged
+    identity with no capabilities, its own session, read-only system dirs, /proc, /dev.
+    One list, so the per-case backend and the Python fast path cannot drift apart."""
+    return [
+        "--unshare-all",
+        "--uid",
+        str(uid),
+        "--gid",
+        str(uid),
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        *system_mounts(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
+
+
 class BwrapBackend:
     """Runs each job in its own bwrap sandbox. Thread-safe (no shared mutable state)."""
 
@@ -93,9 +117,7 @@ class BwrapBackend:
             done = subprocess.run(
                 [
                     self.settings.bwrap_path,
-                    "--unshare-all",
-                    *self._identity(),
-                    *system_mounts(),
+                    *isolation_args(self.settings.sandbox_uid),
                     "--",
                     "/bin/true",
                 ],
@@ -110,26 +132,12 @@ class BwrapBackend:
             return f"bwrap cannot create namespaces: {done.stderr.decode(errors='replace')}"
         return None
 
-    def _identity(self) -> list[str]:
-        uid = str(self.settings.sandbox_uid)
-        return ["--uid", uid, "--gid", uid, "--cap-drop", "ALL"]
-
     def argv(self, job: Job, fds: dict[str, int], block_fd: int, info_fd: int) -> list[str]:
         """The full bwrap command line for ``job``; ``fds`` maps work-dir file names to
         readable fds whose content bwrap copies in."""
         args = [
             self.settings.bwrap_path,
-            "--unshare-all",
-            *self._identity(),
-            "--hostname",
-            "sandbox",
-            "--die-with-parent",
-            "--new-session",
-            *system_mounts(),
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
+            *isolation_args(self.settings.sandbox_uid),
             "--size",
             str(job.disk_mb << 20),
             "--perms",

@@ -28,7 +28,7 @@ from importlib import resources
 
 from sandbox import cgroups
 from sandbox.backends.base import Execution, base_env
-from sandbox.backends.bwrap import system_mounts
+from sandbox.backends.bwrap import isolation_args
 from sandbox.output import CappedOutput
 from sandbox.settings import SandboxSettings
 from sandbox.types import Case, Limits, Program, SandboxFailure
@@ -86,22 +86,7 @@ class ForkServer:
                 )
             argv = [
                 self.settings.bwrap_path,
-                "--unshare-all",
-                "--uid",
-                str(self.settings.sandbox_uid),
-                "--gid",
-                str(self.settings.sandbox_uid),
-                "--cap-drop",
-                "ALL",
-                "--hostname",
-                "sandbox",
-                "--die-with-parent",
-                "--new-session",
-                *system_mounts(),
-                "--proc",
-                "/proc",
-                "--dev",
-                "/dev",
+                *isolation_args(self.settings.sandbox_uid),
                 "--perms",
                 "1777",
                 "--tmpfs",
