@@ -14,9 +14,8 @@ from service.executor import EmbeddedExecutor, Executor
 from service.job_store import JobStore
 from service.jobs import JobBackend, JobService
 from service.local_jobs import LocalJobs
-from service.logs import RequestIds
 from service.metrics import Metrics
-from service.middleware import BodyLimit, RequestMetrics
+from service.middleware import BodyLimit, RequestObserver
 from service.rate_limit import RateLimiter
 from service.responses import JSONBytes
 from service.routes import graders, health, jobs, openrlhf, run, score, verifiers
@@ -81,8 +80,7 @@ def create_app(
     app.include_router(openrlhf.router, dependencies=protected)
     app.include_router(graders.router, dependencies=protected)
     app.include_router(run.router, dependencies=protected)
-    app.add_middleware(RequestMetrics, metrics=metrics)
-    app.add_middleware(RequestIds)
+    app.add_middleware(RequestObserver, metrics=metrics)
     streamed = {"/v1/jobs": settings.max_job_bytes}
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, streamed=streamed)
     return app
