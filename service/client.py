@@ -19,6 +19,7 @@ import asyncio
 import random
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -321,6 +322,25 @@ class AsyncClient:
     @staticmethod
     def _untag(result: Result, original: Item) -> Result:
         return untag(result, original)
+
+
+_LOOP_CLIENTS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, str | None], AsyncClient]
+] = weakref.WeakKeyDictionary()
+
+
+def loop_client(base_url: str, api_key: str | None = None) -> AsyncClient:
+    """The shared `AsyncClient` for ``base_url`` on the running event loop.
+
+    Clients are bound to the loop they were made on, and trainer hooks may be called from
+    loops of their own (TRL's reward loop, verl's async manager), so there is one per
+    loop; keyed by the loop object itself, so a closed loop's client goes with it.
+    """
+    clients = _LOOP_CLIENTS.setdefault(asyncio.get_running_loop(), {})
+    key = (base_url, api_key)
+    if key not in clients:
+        clients[key] = AsyncClient(base_url, api_key)
+    return clients[key]
 
 
 class BatchingClient:

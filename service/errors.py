@@ -33,10 +33,6 @@ class ApiError(Exception):
         self.headers = headers
 
 
-class BadRequest(ApiError):
-    status_code, code = 400, "bad_request"
-
-
 class Unauthorized(ApiError):
     status_code, code = 401, "unauthorized"
 

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from service.adapters.mapping import ItemMapping, group_key, row_at
-from service.client import AsyncClient
+from service.client import loop_client
 from verifiers.types import Result, Status
 
 RewardFunc = Callable[..., Awaitable[list[float | None]]]
@@ -38,7 +38,6 @@ class TrlRewards:
         self.mapping = mapping
         self.deadline_s = deadline_s
         self._last: tuple[str, asyncio.Task[list[Result]]] | None = None
-        self._clients: dict[int, AsyncClient] = {}
 
     async def score(
         self, prompts: Sequence[Any], completions: Sequence[Any], **columns: Any
@@ -52,16 +51,10 @@ class TrlRewards:
                 self.mapping.item(prompt, completion, row_at(columns, i), group_key(prompt))
                 for i, (prompt, completion) in enumerate(zip(prompts, completions, strict=True))
             ]
-            task = asyncio.ensure_future(self._client().score(items, self.deadline_s))
+            client = loop_client(self.url, self.api_key)
+            task = asyncio.ensure_future(client.score(items, self.deadline_s))
             self._last = (key, task)
         return await asyncio.shield(self._last[1])
-
-    def _client(self) -> AsyncClient:
-        # One client per event loop: TRL may run reward functions on a loop of its own.
-        loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._clients:
-            self._clients[loop_id] = AsyncClient(self.url, self.api_key)
-        return self._clients[loop_id]
 
 
 TRL_HOOKS = ("trainer_state", "log_extra", "log_metric", "environments", "completion_ids")

@@ -22,12 +22,11 @@ from typing import Any
 import orjson
 
 from service.adapters.mapping import ItemMapping
-from service.client import AsyncClient, BatchingClient, RefereeError
+from service.client import BatchingClient, RefereeError, loop_client
 from verifiers.types import Item, Result, Status
 
 _lock = threading.Lock()
 _client: BatchingClient | None = None
-_async_clients: dict[int, AsyncClient] = {}
 
 
 def mappings() -> dict[str, ItemMapping]:
@@ -86,14 +85,8 @@ async def compute_score_async(
     **_: Any,
 ) -> dict[str, Any]:
     """`compute_score` for verl's async reward loop; batched with concurrent awaits."""
-    import asyncio
-
-    loop_id = id(asyncio.get_running_loop())
-    if loop_id not in _async_clients:
-        _async_clients[loop_id] = AsyncClient(_url(), os.environ.get("REFEREE_API_KEY"))
-    result = await _async_clients[loop_id].score_one(
-        to_item(data_source, solution_str, ground_truth)
-    )
+    client = loop_client(_url(), os.environ.get("REFEREE_API_KEY"))
+    result = await client.score_one(to_item(data_source, solution_str, ground_truth))
     return to_score(result)
 
 
