@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from service.errors import Overloaded
 from service.executor import Executor
 from service.metrics import Metrics
 from service.settings import Settings
-from verifiers.base import Observable, echo
+from verifiers.base import Observable, Verifier, echo
 from verifiers.groups import summarize_groups
 from verifiers.registry import Registry, UnknownVerifier
 from verifiers.types import GroupStats, Item, Pool, Result, Status
@@ -76,13 +77,15 @@ class Dispatcher:
     async def _score(self, items: list[Item], budget: Budget) -> list[Result]:
         results: list[Result | None] = [None] * len(items)
         by_pool: dict[Pool, list[int]] = defaultdict(list)
+        used: dict[int, Verifier] = {}
         for index, item in enumerate(items):
-            rejected = self._precheck(index, item)
-            if rejected is not None:
-                results[index] = rejected
+            checked = self._precheck(index, item)
+            if isinstance(checked, Result):
+                results[index] = checked
             else:
-                by_pool[self.registry.get(item.verifier).pool].append(index)
-        self._refuse_if_saturated(items, by_pool)
+                by_pool[checked.pool].append(index)
+                used[id(checked)] = checked
+        self._refuse_if_saturated(used.values())
         await self.executor.check_capacity(set(by_pool))
         runs = [
             self.executor.run(
@@ -97,18 +100,18 @@ class Dispatcher:
                 results[index] = result
         return [r for r in results if r is not None]
 
-    def _refuse_if_saturated(self, items: list[Item], by_pool: dict[Pool, list[int]]) -> None:
+    @staticmethod
+    def _refuse_if_saturated(verifiers: Iterable[Verifier]) -> None:
         """429 now rather than accepting items a full verifier queue would fail."""
-        refs = {items[i].verifier for indices in by_pool.values() for i in indices}
-        for ref in refs:
-            verifier = self.registry.get(ref)
+        for verifier in verifiers:
             if isinstance(verifier, Observable) and verifier.saturated():
                 raise Overloaded(f"the {verifier.name} verifier's queue is full; retry later")
 
-    def _precheck(self, index: int, item: Item) -> Result | None:
-        """An ``invalid`` result for what is wrong without running anything, else None."""
+    def _precheck(self, index: int, item: Item) -> Verifier | Result:
+        """The item's verifier, or an ``invalid`` result for what is wrong without
+        running anything (unknown verifier, an oversized field)."""
         try:
-            self.registry.get(item.verifier)
+            verifier = self.registry.get(item.verifier)
         except UnknownVerifier as exc:
             return echo(Result.failed(Status.INVALID, "unknown_verifier", str(exc)), item)
         limit = self.settings.max_field_chars
@@ -116,7 +119,7 @@ class Dispatcher:
             if size > limit:
                 message = f"items[{index}].{name}: {size} characters exceeds the limit of {limit}"
                 return echo(Result.failed(Status.INVALID, "too_large", message), item)
-        return None
+        return verifier
 
 
 def _field_sizes(item: Item) -> list[tuple[str, int]]:
