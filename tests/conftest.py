@@ -14,6 +14,16 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def require(available: bool, reason: str) -> None:
+    """Skip when a host tool the test command installs is missing, but fail under CI
+    (``CI`` set), where that install ran: a skip there would hide a broken set-up as a pass."""
+    if available:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI: scripts/test.sh should have installed it)")
+    pytest.skip(reason)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

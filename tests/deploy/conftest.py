@@ -7,22 +7,20 @@ check that did not run must never read as a pass there.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import require
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools" / "bin"
 
 
 def _missing(tool: str) -> None:
-    reason = f"{tool} not found: run scripts/install-tools.sh (puts it in .tools/bin)"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
+    require(False, f"{tool} not found: run scripts/install-tools.sh (puts it in .tools/bin)")
 
 
 def _runs(argv: list[str]) -> bool:

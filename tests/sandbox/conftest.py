@@ -14,6 +14,7 @@ import pytest
 
 from sandbox import Limits, Sandbox, SandboxSettings
 from sandbox.backends.bwrap import BwrapBackend
+from tests.conftest import require
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,16 +114,14 @@ def no_leftovers() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def bwrap_sandbox(work_root: Path) -> Iterator[Sandbox]:
-    if _BWRAP_PROBLEM is not None:
-        pytest.skip(f"bwrap: {_BWRAP_PROBLEM}")
+    require(_BWRAP_PROBLEM is None, f"bwrap: {_BWRAP_PROBLEM}")
     with Sandbox(SandboxSettings(backend="bwrap", python_fast_path=False, limits=FAST)) as sb:
         yield sb
 
 
 @pytest.fixture(scope="session")
 def fast_sandbox(work_root: Path) -> Iterator[Sandbox]:
-    if _BWRAP_PROBLEM is not None:
-        pytest.skip(f"bwrap: {_BWRAP_PROBLEM}")
+    require(_BWRAP_PROBLEM is None, f"bwrap: {_BWRAP_PROBLEM}")
     with Sandbox(SandboxSettings(backend="bwrap", python_fast_path=True, limits=FAST)) as sb:
         _RESIDENT.append(sb)
         yield sb

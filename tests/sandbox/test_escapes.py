@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pytest
 
 from sandbox import Case, CaseStatus, Program, Sandbox, SandboxStatus
+from tests.conftest import require
 
 from .conftest import FAST, REPO_ROOT
 
@@ -207,8 +208,7 @@ def test_a_host_process_survives_kill_minus_one(sandbox: Sandbox) -> None:
 def test_unshare_cannot_regain_privilege(bwrap_sandbox: Sandbox) -> None:
     """A nested namespace gives capabilities only over the sandbox's own view: the host's
     shadow file stays unreachable and nothing mounted there shows on the host."""
-    if shutil.which("unshare") is None:
-        pytest.skip("util-linux unshare not installed")
+    require(shutil.which("unshare") is not None, "util-linux unshare not installed")
     source = (
         "unshare --user --map-root-user --mount sh -c "
         "'cat /etc/shadow; mount -t tmpfs none /usr && echo MOUNTED' ; echo done"

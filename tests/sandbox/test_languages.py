@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from sandbox import Case, CaseStatus, CompileStatus, Program, Sandbox, SandboxStatus, languages
+from tests.conftest import require
 
 from .conftest import FAST
 
@@ -89,8 +90,7 @@ def _skip_if_missing(name: str) -> None:
     lang = languages.find(name)
     assert lang is not None
     missing = languages.missing_tools(lang)
-    if missing:
-        pytest.skip(f"{name} toolchain absent on this host: {', '.join(missing)}")
+    require(not missing, f"{name} toolchain absent on this host: {', '.join(missing)}")
 
 
 def test_the_table_covers_every_language() -> None:

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import redis
 
-from tests.conftest import REPO, free_port, wait_http
+from tests.conftest import REPO, free_port, require, wait_http
 
 pytestmark = pytest.mark.integration
 
@@ -125,8 +125,7 @@ class Cluster:
 
 
 def make_cluster(tmp_path: Path, **env: str) -> Cluster:
-    if REDIS is None:
-        pytest.skip("redis-server is not installed (scripts/test.sh installs it)")
+    require(REDIS is not None, "redis-server is not installed (scripts/test.sh installs it)")
     cluster = Cluster(workdir=tmp_path, env={})
     cluster.env = {
         **os.environ,
