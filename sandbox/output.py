@@ -2,8 +2,8 @@
 
 Output is read *while the program runs* (never after exit, so a chatty program cannot
 fill a pipe and stall into a false timeout) and kept up to one shared byte budget. The
-first byte over the budget marks the capture as exceeded; the supervisor then kills the
-run and reports ``output_limit``. The kept prefix is returned either way.
+first byte over the budget marks the capture as exceeded; the caller then has the run
+killed and reports ``output_limit``. The kept prefix is returned either way.
 """
 
 from __future__ import annotations

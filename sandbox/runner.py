@@ -13,8 +13,6 @@ can never work (an unknown language, a file name with a path in it).
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +23,7 @@ from typing import TYPE_CHECKING
 from sandbox import backends, languages
 from sandbox.backends.base import Backend, Job
 from sandbox.classification import outcome
+from sandbox.program_dir import ProgramDir
 from sandbox.settings import SandboxSettings
 from sandbox.types import (
     Case,
@@ -57,6 +56,8 @@ class Sandbox:
         self.backend: Backend = backends.create(self.settings)
         self._fast: ForkServer | None = None
         self._lock = threading.Lock()
+        self.fast_path_fallbacks = 0
+        """Python cases the fast path could not run, re-run in a bwrap of their own."""
 
     def __enter__(self) -> Sandbox:
         return self
@@ -85,7 +86,7 @@ class Sandbox:
         lang = languages.find(program.language)
         if lang is None:
             raise ValueError(f"unknown language {program.language!r}")
-        _require_encodable(program, cases)
+        _require_valid(program, cases)
         files = _program_files(program, lang.main)
         report = RunReport(backend=self.backend.name, language=lang.name)
         missing = languages.missing_tools(lang)
@@ -93,11 +94,8 @@ class Sandbox:
             report.sandbox_status = SandboxStatus.ERROR
             report.message = f"{lang.name} toolchain missing on this host: {', '.join(missing)}"
             return report
-        box = Path(tempfile.mkdtemp(prefix="referee-box-", dir=self.settings.work_root))
+        box = ProgramDir(self.settings.work_root, files)
         try:
-            box.chmod(0o755)
-            for name, text in files.items():
-                (box / name).write_text(text)
             binds = _binds(lang)
             report.compile = self._compile(lang, list(files), box, binds, program, limits)
             if report.compile.status is CompileStatus.OK or lang.compile is None:
@@ -107,14 +105,14 @@ class Sandbox:
             report.message = str(exc)
             report.cases = []
         finally:
-            shutil.rmtree(box, ignore_errors=True)
+            box.remove()
         return report
 
     def _compile(
         self,
         lang: languages.Language,
         files: list[str],
-        box: Path,
+        box: ProgramDir,
         binds: dict[str, Path],
         program: Program,
         limits: Limits,
@@ -125,7 +123,7 @@ class Sandbox:
         ex = self.backend.execute(
             Job(
                 argv=argv,
-                box=box,
+                box=box.path(),
                 box_writable=True,
                 cwd_is_box=True,
                 env=dict(lang.env),
@@ -153,7 +151,7 @@ class Sandbox:
         self,
         lang: languages.Language,
         files: list[str],
-        box: Path,
+        box: ProgramDir,
         binds: dict[str, Path],
         program: Program,
         cases: Sequence[Case],
@@ -164,7 +162,8 @@ class Sandbox:
 
         def full(case: Case) -> Outcome:
             return outcome(
-                self.backend.execute(_case_job(lang, argv, box, binds, case, limits)), limits
+                self.backend.execute(_case_job(lang, argv, box.path(), binds, case, limits)),
+                limits,
             )
 
         def one(case: Case) -> Outcome:
@@ -173,10 +172,13 @@ class Sandbox:
             try:
                 return outcome(fast.execute(program, case, limits), limits)
             except SandboxFailure as exc:
-                # The fast path is an optimisation: when its supervisor vanishes (e.g. an
-                # OOM kill in the shared pool cgroup), the case runs again in a bwrap of
-                # its own, which also reports the right status for what the case did.
+                # The fast path is an optimisation: when it cannot run the case (its server
+                # died, e.g. an OOM kill in the shared pool cgroup, or could not fork under
+                # a concurrent case's fork bomb), the case runs again in a bwrap of its
+                # own, which also reports the right status for what the case did.
                 log.warning("python fast path failed (%s); re-running the case in bwrap", exc)
+                with self._lock:
+                    self.fast_path_fallbacks += 1
                 return full(case)
 
         if len(cases) <= 1 or self.settings.parallelism == 1:
@@ -199,12 +201,16 @@ class Sandbox:
             return self._fast
 
 
-def _require_encodable(program: Program, cases: Sequence[Case]) -> None:
-    """Raise ValueError (the caller's input) for text that cannot be written as UTF-8,
-    such as lone surrogates, instead of failing half-way through a run."""
+def _require_valid(program: Program, cases: Sequence[Case]) -> None:
+    """Raise ValueError (the caller's input) for a case file name with a path in it, or
+    text that cannot be written as UTF-8 (lone surrogates), instead of failing half-way
+    through a run."""
     texts = [program.source, *program.files.values()]
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]
+        for name in case.files:
+            if not name or "/" in name or name in {".", ".."}:
+                raise ValueError(f"bad case file name {name!r}")
     for text in texts:
         try:
             text.encode("utf-8")
@@ -240,9 +246,6 @@ def _case_job(
     case: Case,
     limits: Limits,
 ) -> Job:
-    for name in case.files:
-        if not name or "/" in name or name in {".", ".."}:
-            raise ValueError(f"bad case file name {name!r}")
     memory = limits.memory_mb + lang.overhead_mb
     return Job(
         argv=[*argv, *case.argv],

@@ -2,8 +2,8 @@
 once, then run each case by handing the server four fds (stdin, stdout, stderr, control).
 
 Output is read here, from the case's own pipes, with the same capped reader as every other
-backend; the wall limit is enforced inside the sandbox by the case's supervisor, and this
-side adds a grace period after which it declares the sandbox broken and restarts it.
+backend; the wall limit is enforced inside the sandbox by the server, and this side adds
+a grace period after which it declares the sandbox broken and restarts it.
 
 Isolation matches the bwrap backend (see `sandbox.pyfast.server` for the per-case
 namespaces), with two documented differences: the memory and pids cgroup is shared by the
@@ -18,13 +18,16 @@ import atexit
 import contextlib
 import json
 import os
+import queue
 import selectors
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import weakref
 from importlib import resources
+from typing import IO
 
 from sandbox import cgroups
 from sandbox.backends.base import Execution, base_env
@@ -36,6 +39,8 @@ from sandbox.types import Case, Limits, Program, SandboxFailure
 _GRACE_S = 2.0
 _CHUNK = 1 << 16
 _SERVER_ARGV_LIMIT = 100_000
+_MAX_SPARES = 4  # isolated processes kept forked and waiting for a case
+_SPARE_NAME = "referee-spare"  # an idle spare's process name (comm), set by the server
 
 
 class ForkServer:
@@ -47,6 +52,7 @@ class ForkServer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._group: cgroups.CaseCgroup | None = None
+        self._stderr: IO[bytes] | None = None
 
     def close(self) -> None:
         """Stop the server and remove its cgroup."""
@@ -66,6 +72,9 @@ class ForkServer:
         if self._group is not None:
             self._group.close()
             self._group = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def _ensure(self) -> socket.socket:
         if self._proc is not None and self._proc.poll() is None and self._sock is not None:
@@ -105,16 +114,13 @@ class ForkServer:
                 "-c",
                 source,
                 str(theirs.fileno()),
+                str(min(self.settings.parallelism, _MAX_SPARES)),
+                _SPARE_NAME,
             ]
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=base_env("/work"),
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )
+            # The server's own complaints (never a case's output) land here, so a failure
+            # report can say why the server died.
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
+            self._proc = _spawn(argv, theirs.fileno(), self._stderr)
             if self._group is not None:
                 # The server runs no untrusted code itself, so placing it after start is
                 # safe: every case is forked later and inherits the group.
@@ -131,16 +137,30 @@ class ForkServer:
         _LIVE.add(self)
         return ours
 
+    def _complaints(self) -> str:
+        """The end of what the server wrote to stderr, if anything, as a suffix."""
+        with self._lock:
+            if self._stderr is None:
+                return ""
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - 2000))
+            tail = self._stderr.read().decode(errors="replace").strip()
+        return f"; the server said: {tail}" if tail else ""
+
     def server_pids(self) -> list[int]:
-        """Host pids of the server itself (bwrap, its init, the interpreter): the only
-        processes that legitimately outlive a case. Empty when not running."""
+        """Host pids that legitimately outlive a case: first the server itself (bwrap, its
+        init, the interpreter and the server it forks as pid 1 of its own namespace), then
+        its idle spares (forked and isolated, never handed a case). Empty when not
+        running."""
         if self._proc is None or self._proc.poll() is not None:
             return []
         chain = [self._proc.pid]
-        for _ in range(2):
+        for _ in range(3):
             with contextlib.suppress(OSError, IndexError, ValueError):
                 first = _children(chain[-1])[0]
                 chain.append(first)
+        with contextlib.suppress(OSError):
+            chain += [pid for pid in _children(chain[-1]) if _comm(pid) == _SPARE_NAME]
         return chain
 
     def fits(self, limits: Limits) -> bool:
@@ -188,6 +208,8 @@ class ForkServer:
         owned = {stdin_w, out_r, err_r}
         try:
             return _collect(ctl, owned, stdin_w, out_r, err_r, case.stdin.encode(), limits)
+        except SandboxFailure as exc:
+            raise SandboxFailure(f"{exc}{self._complaints()}") from None
         finally:
             ctl.close()
             for fd in owned:
@@ -205,6 +227,39 @@ def _stop_all() -> None:
         server.close()
 
 
+def _spawn(argv: list[str], fd: int, stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+    """Start the server from a thread that lives exactly as long as the server.
+
+    bwrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that
+    forked bwrap exits, not the process: a server started by a short-lived worker thread
+    (a run's case pool) was SIGKILLed with that thread, under whatever cases it was
+    running. The owner thread waits for the server, so it ends only after the server."""
+    started: queue.Queue[subprocess.Popen[bytes] | OSError] = queue.Queue()
+
+    def own() -> None:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=base_env("/work"),
+                pass_fds=(fd,),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            started.put(exc)
+            return
+        started.put(proc)
+        proc.wait()
+
+    threading.Thread(target=own, name="referee-pyfast-server", daemon=True).start()
+    got = started.get()
+    if isinstance(got, OSError):
+        raise got
+    return got
+
+
 def _int_array(fds: list[int]) -> bytes:
     import array
 
@@ -214,6 +269,11 @@ def _int_array(fds: list[int]) -> bytes:
 def _children(pid: int) -> list[int]:
     with open(f"/proc/{pid}/task/{pid}/children") as f:
         return [int(p) for p in f.read().split()]
+
+
+def _comm(pid: int) -> str:
+    with open(f"/proc/{pid}/comm") as f:
+        return f.read().strip()
 
 
 def _descendants(pid: int) -> list[int]:
@@ -233,7 +293,7 @@ def _collect(
     stdin: bytes,
     limits: Limits,
 ) -> Execution:
-    """Feed stdin, read capped output, and wait for the supervisor's result."""
+    """Feed stdin, read capped output, and wait for the server's result for this case."""
     output = CappedOutput(limits.output_bytes)
     sel = selectors.DefaultSelector()
     streams = {out_r: "stdout", err_r: "stderr"}
@@ -254,7 +314,7 @@ def _collect(
         while result is None or streams:
             timeout = deadline - time.monotonic()
             if timeout <= 0:
-                raise SandboxFailure("fast path supervisor did not answer in time")
+                raise SandboxFailure("fast path server did not answer in time")
             for key, _ in sel.select(timeout):
                 if key.fileobj is ctl:
                     sel.unregister(ctl)
@@ -285,7 +345,7 @@ def _collect(
 
 
 def _result(ctl: socket.socket, output_exceeded: bool) -> dict[str, object]:
-    """The supervisor's JSON report. After an output-limit kill the socket may be reset
+    """The server's JSON report on the case. After an output-limit kill the socket may be reset
     before it answers: the case was still killed for its output, which is what counts."""
     try:
         raw = ctl.recv(1 << 16)
@@ -296,7 +356,7 @@ def _result(ctl: socket.socket, output_exceeded: bool) -> dict[str, object]:
         return loaded
     if output_exceeded:
         return {"returncode": -9, "wall_s": 0.0, "cpu_s": 0.0, "maxrss_kb": 0, "timed_out": False}
-    return {"error": "the supervisor closed without a result"}
+    return {"error": "the server closed the case without a result"}
 
 
 def _feed(sel: selectors.BaseSelector, fd: int, pending: memoryview) -> memoryview:
@@ -329,7 +389,7 @@ def _drain(
         return
     if output.feed(streams[fd], data):
         with contextlib.suppress(OSError):
-            ctl.send(b"kill")  # the supervisor kills the case and still reports
+            ctl.send(b"kill")  # the server kills the case and still reports
         for other in list(streams):
             sel.unregister(other)
         streams.clear()

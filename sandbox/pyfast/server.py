@@ -2,28 +2,34 @@
 
 It is started by `sandbox.pyfast.host` as ``python3 -E -s -c <this file's text> FD`` in a
 bwrap sandbox (no network, uid 65534, no capabilities, read-only system, pool cgroup).
-For every request on the SOCK_SEQPACKET socket FD (a JSON header plus four fds: stdin,
-stdout, stderr and a per-case control socket) it forks a *supervisor*, which
 
-1. unshares new user, mount, pid, ipc and network namespaces (so cases cannot see, signal
-   or talk to each other, nor to this server),
-2. forks the *case* process: pid 1 of the new pid namespace, so every process the program
-   starts dies with it; it mounts a private size-limited tmpfs on /work and an empty one
-   over /proc, writes the files, applies rlimits, drops every capability, and runs the
-   program in this already-initialised interpreter (no start-up cost);
-3. waits on a pidfd and the control socket with the wall-clock limit as the select
-   timeout, SIGKILLs the case on timeout or when the host asks (output over budget, or
-   the host went away: the control socket then reads EOF), and sends back a JSON result
-   with the exit status and rusage.
+At start it moves into a user namespace of its own and becomes pid 1 of a new pid
+namespace (the *server*), which gives it the right to create a pid namespace per case.
+For every request on the SOCK_SEQPACKET socket FD (a JSON header plus four fds: stdin,
+stdout, stderr and a per-case control socket) the server forks the *case* process as pid 1
+of a fresh pid namespace, so every process the program starts dies with it. The case
+
+1. unshares new user, mount, ipc and network namespaces (so cases cannot see, signal or
+   talk to each other, nor to the server),
+2. mounts a private size-limited tmpfs on /work and an empty one over /proc, writes the
+   files, applies rlimits, drops every capability, and runs the program in this
+   already-initialised interpreter (no start-up cost).
+
+The server itself supervises every running case from one event loop (one fork per case,
+no supervisor process): it waits on the case's pidfd and control socket, SIGKILLs the case
+at the wall-clock limit or when the host asks (output over budget, or the host went away:
+the control socket then reads EOF), and sends back a JSON result with the exit status and
+rusage, or ``{"error": ...}`` when the sandbox itself failed for that case.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import resource
-import select
+import selectors
 import signal
 import socket
 import sys
@@ -36,6 +42,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_RDONLY, MS_REC, MS_PRIVATE = 2, 4, 1, 0x4000, 0x40000
 SYS_CAPSET = 126  # x86_64
+PR_SET_NAME = 15
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -46,16 +53,24 @@ def _check(result: int, what: str) -> None:
         raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
 
 
-def _enter_namespaces() -> None:
+def _unshare_user(flags: int) -> None:
+    """unshare ``flags`` (which include CLONE_NEWUSER), keeping our uid and gid."""
     uid, gid = os.getuid(), os.getgid()
-    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET
-    _check(libc.unshare(flags), "unshare")
-    with open("/proc/self/setgroups", "w") as f:
-        f.write("deny")
-    with open("/proc/self/uid_map", "w") as f:
-        f.write(f"{uid} {uid} 1")
-    with open("/proc/self/gid_map", "w") as f:
-        f.write(f"{gid} {gid} 1")
+    _check(libc.unshare(CLONE_NEWUSER | flags), "unshare")
+    _write("/proc/self/setgroups", b"deny")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1".encode())
+    _write("/proc/self/gid_map", f"{gid} {gid} 1".encode())
+
+
+def _write(path: str, data: bytes) -> None:
+    """Write a whole file with plain syscalls: cheaper than ``open()`` in a fresh fork,
+    where every object the io stack touches costs a copy-on-write page fault."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
 
 
 def _drop_capabilities() -> None:
@@ -64,17 +79,23 @@ def _drop_capabilities() -> None:
     _check(libc.syscall(SYS_CAPSET, header, data), "capset")
 
 
-def _prepare_case(req: dict[str, object]) -> None:
+def _isolate() -> None:
+    """In a spare, before any request: the case's own user, mount, ipc and network
+    namespaces, private mounts, and an empty /proc (the pid namespace is already new)."""
+    _unshare_user(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", MS_RDONLY, b"size=4k"), "hide /proc")
+
+
+def _prepare_case(req: dict[str, object]) -> None:
+    """With the request: the size-limited /work, the files, rlimits, no capabilities."""
     size = f"size={req['disk_bytes']},mode=1777".encode()
     _check(libc.mount(b"tmpfs", b"/work", b"tmpfs", MS_NOSUID | MS_NODEV, size), "mount /work")
-    _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", MS_RDONLY, b"size=4k"), "hide /proc")
     os.chdir("/work")
     files = req["files"]
     assert isinstance(files, dict)
     for name, text in files.items():
-        with open(name, "w", encoding="utf-8") as f:
-            f.write(text)
+        _write(name, text.encode())
     cpu = int(req["cpu_s"])  # type: ignore[call-overload]
     memory = int(req["memory_bytes"])  # type: ignore[call-overload]
     fsize = int(req["fsize_bytes"])  # type: ignore[call-overload]
@@ -85,11 +106,55 @@ def _prepare_case(req: dict[str, object]) -> None:
     _drop_capabilities()
 
 
+def _set_name(name: bytes) -> None:
+    libc.prctl(PR_SET_NAME, name, 0, 0, 0)
+
+
+def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+    """One request: the JSON header and the fds that came with it."""
+    msg, ancdata, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
+    fds: list[int] = []
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.extend(memoryview(data).cast("i"))
+    return msg, fds
+
+
+def _spare(sock: socket.socket, name: bytes) -> None:
+    """A forked spare: isolate, wait for one request, run it. Never returns.
+
+    A failure before the program starts is sent to the host on the request's control
+    socket (fds[3]) before the case exits, so it is the first message the host reads: a
+    sandbox failure, never mistaken for the program's own error."""
+    os.closerange(3, sock.fileno())  # the server's other fds are not the case's business
+    os.closerange(sock.fileno() + 1, 1 << 16)
+    _set_name(name)  # so the host can tell an idle spare from a case that outlived its run
+    failure = None
+    try:
+        _isolate()
+    except BaseException as exc:  # noqa: BLE001 - reported with the request, below
+        failure = exc
+    msg, fds = _receive(sock)
+    if not msg or len(fds) != 4:
+        os._exit(0)  # the server is shutting down
+    sock.close()
+    _set_name(b"python3")
+    try:
+        if failure is not None:
+            raise failure
+        req = json.loads(msg)
+        _prepare_case(req)
+    except BaseException as exc:  # noqa: BLE001 - reported to the host as a sandbox failure
+        with contextlib.suppress(OSError):
+            os.write(fds[3], json.dumps({"error": f"case set-up: {exc!r}"}).encode())
+        os._exit(255)
+    _run_case(req, fds)
+
+
 def _run_case(req: dict[str, object], fds: list[int]) -> None:
-    """In the case process: set up, then run the program as ``__main__``. Never returns."""
+    """In the case process, set up: run the program as ``__main__``. Never returns."""
     code = 1
     try:
-        _prepare_case(req)
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
         os.closerange(3, 1 << 16)
@@ -143,39 +208,205 @@ def _execute(source: str) -> int:
     return code
 
 
-def _supervise(req: dict[str, object], fds: list[int]) -> None:
-    """In the supervisor: see the module docstring, step 3. Never returns."""
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    ctl = socket.socket(fileno=fds[3])
-    try:
-        _enter_namespaces()
-        start = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            ctl.close()
-            _run_case(req, fds)
-        for fd in fds[:3]:
-            os.close(fd)
-        pidfd = os.pidfd_open(pid)
-        wall = float(req["wall_s"])  # type: ignore[arg-type]
-        ready, _, _ = select.select([pidfd, ctl.fileno()], [], [], wall)
-        timed_out = not ready
-        if pidfd not in ready:
-            os.kill(pid, signal.SIGKILL)
-        _, status, usage = os.wait4(pid, 0)
-        result: dict[str, object] = {
+class Running:
+    """One case the server supervises: a spare that was handed a request."""
+
+    def __init__(self, pid: int, pidfd: int, ctl: socket.socket, wall_s: float) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
+        self.ctl = ctl
+        self.start = time.monotonic()
+        self.deadline = self.start + wall_s
+        self.timed_out = False
+        self.killed = False
+
+    def kill(self) -> None:
+        if not self.killed:
+            self.killed = True
+            os.kill(self.pid, signal.SIGKILL)
+
+    def finish(self) -> None:
+        """Reap the case (its pidfd said it exited) and report to the host, which may be
+        gone: ignore that."""
+        _, status, usage = os.wait4(self.pid, os.WNOHANG)
+        os.close(self.pidfd)
+        result = {
             "returncode": os.waitstatus_to_exitcode(status),
-            "wall_s": time.monotonic() - start,
+            "wall_s": time.monotonic() - self.start,
             "cpu_s": usage.ru_utime + usage.ru_stime,
             "maxrss_kb": usage.ru_maxrss,
-            "timed_out": timed_out,
+            "timed_out": self.timed_out,
         }
-    except BaseException as exc:  # noqa: BLE001 - reported to the host as a sandbox failure
-        result = {"error": repr(exc)}
-    try:
-        ctl.send(json.dumps(result).encode())
-    finally:
-        os._exit(0)
+        with contextlib.suppress(OSError, ValueError):
+            self.ctl.send(json.dumps(result).encode())
+        self.ctl.close()
+
+
+class Spare:
+    """A forked, already isolated process waiting on ``sock`` for its one request."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.pidfd = os.pidfd_open(pid)
+
+
+class Server:
+    """The event loop: requests from the host, exits and kill requests of running cases,
+    and, when nothing else is waiting, forking spares up to ``spares``."""
+
+    def __init__(self, sock: socket.socket, spares: int, spare_name: bytes) -> None:
+        self.sock = sock
+        self.spare_name = spare_name
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(sock, selectors.EVENT_READ, self._request)
+        self.running: dict[int, Running] = {}
+        self.spares: dict[int, Spare] = {}
+        self.wanted = spares
+        self.target = spares
+        # Where our children's pid namespace must point again after each fork.
+        self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+
+    def serve(self) -> None:
+        """Until the host closes the socket; then kill every case and spare."""
+        while self.sock.fileno() >= 0:
+            timeout = self._expire()
+            if len(self.spares) < self.target:
+                timeout = 0
+            events = self.sel.select(timeout)
+            for key, _ in events:
+                if self._current(key):
+                    key.data(key.fileobj)
+            if not events and len(self.spares) < self.target:
+                self._replenish()
+        for pid in [c.pid for c in self.running.values()] + [s.pid for s in self.spares.values()]:
+            os.kill(pid, signal.SIGKILL)
+
+    def _replenish(self) -> None:
+        """Add a spare (only when idle: serving comes first). If forking fails, e.g. while
+        a case's fork bomb fills the pids cgroup, stop trying until the next request."""
+        try:
+            self._add_spare()
+        except OSError as exc:
+            print(f"sandbox fast path: cannot fork a spare: {exc!r}", file=sys.stderr)
+            self.target = len(self.spares)
+
+    def _expire(self) -> float | None:
+        """Kill cases past their wall limit; seconds until the next deadline, if any."""
+        now = time.monotonic()
+        for case in self.running.values():
+            if case.deadline <= now and not case.killed:
+                case.timed_out = True
+                case.kill()
+        soonest = min((c.deadline for c in self.running.values() if not c.killed), default=None)
+        return None if soonest is None else max(0.0, soonest - now)
+
+    def _current(self, key: selectors.SelectorKey) -> bool:
+        """False for an event an earlier handler of the same batch made stale: its fd was
+        unregistered, closed, or closed and registered again under the same number."""
+        try:
+            return self.sel.get_map().get(key.fileobj) is key
+        except ValueError:  # a socket closed since the batch was selected
+            return False
+
+    def _add_spare(self) -> Spare:
+        """Fork a spare as pid 1 of a new pid namespace."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            _check(libc.unshare(CLONE_NEWPID), "unshare pid")
+            try:
+                pid = os.fork()
+            except OSError:
+                self._restore_pidns()
+                raise
+            if pid == 0:
+                ours.close()
+                _spare(theirs, self.spare_name)
+            self._restore_pidns()
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        spare = Spare(pid, ours)
+        self.spares[spare.pidfd] = spare
+        self.sel.register(spare.pidfd, selectors.EVENT_READ, self._spare_died)
+        return spare
+
+    def _restore_pidns(self) -> None:
+        """Point our future children back at our own pid namespace, so the next spare can
+        get a new one. Failing that, stop: never fork a case into a stale namespace."""
+        if libc.setns(self.own_pidns, CLONE_NEWPID) != 0:
+            os._exit(70)
+
+    def _request(self, sock: socket.socket) -> None:
+        msg, fds = _receive(sock)
+        if not msg:
+            self.sel.unregister(sock)
+            sock.close()
+            return
+        self.target = self.wanted
+        ctl = socket.socket(fileno=fds[3])
+        ctl.setblocking(False)
+        try:
+            wall_s = float(json.loads(msg)["wall_s"])
+            spare = self.spares.pop(next(iter(self.spares))) if self.spares else self._fork_now()
+            spare.sock.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _ints(fds))])
+            spare.sock.close()
+        except Exception as exc:  # noqa: BLE001 - this case's sandbox failed; keep serving
+            with contextlib.suppress(OSError, ValueError):
+                ctl.send(json.dumps({"error": f"cannot start the case: {exc!r}"}).encode())
+            ctl.close()
+            return
+        finally:
+            for fd in fds[:3]:
+                os.close(fd)
+        case = Running(spare.pid, spare.pidfd, ctl, wall_s)
+        self.running[case.pidfd] = case
+        self.sel.modify(case.pidfd, selectors.EVENT_READ, self._exited)
+        self.sel.register(ctl, selectors.EVENT_READ, self._asked)
+
+    def _fork_now(self) -> Spare:
+        spare = self._add_spare()
+        return self.spares.pop(spare.pidfd)
+
+    def _spare_died(self, pidfd: int) -> None:
+        """A spare exited before it was used (killed, or out of memory): forget it."""
+        spare = self.spares.pop(pidfd)
+        self.sel.unregister(pidfd)
+        os.waitpid(spare.pid, os.WNOHANG)
+        os.close(pidfd)
+        spare.sock.close()
+        print(f"sandbox fast path: a spare exited unused (pid {spare.pid})", file=sys.stderr)
+
+    def _exited(self, pidfd: int) -> None:
+        case = self.running.pop(pidfd)
+        self.sel.unregister(pidfd)
+        if case.ctl in self.sel.get_map():
+            self.sel.unregister(case.ctl)
+        case.finish()
+
+    def _asked(self, ctl: socket.socket) -> None:
+        """The host wants the case killed (output over budget) or has gone away (EOF)."""
+        case = next(c for c in self.running.values() if c.ctl is ctl)
+        self.sel.unregister(ctl)
+        case.kill()
+
+
+def _ints(fds: list[int]) -> bytes:
+    import array
+
+    return array.array("i", fds).tobytes()
+
+
+def _become_namespace_parent() -> None:
+    """Enter a user namespace of our own (full capabilities in it) and continue as pid 1 of
+    a new pid namespace; the original process waits and exits with the server's status."""
+    _unshare_user(CLONE_NEWPID)
+    pid = os.fork()
+    if pid:
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
 def _warm() -> None:
@@ -190,25 +421,18 @@ def _warm() -> None:
     import threading  # noqa: F401
     import traceback  # noqa: F401
 
+    # The first compile() in a process builds the AST types (~1 ms); pay it once here,
+    # not in every case.
+    compile("pass", "<warm>", "exec")
+
 
 def main() -> None:
-    """Serve requests until the host closes the socket."""
+    """Serve requests until the host closes the socket. argv: the socket's fd, how many
+    spares to keep ready, and the process name an idle spare carries."""
     sock = socket.socket(fileno=int(sys.argv[1]))
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
     _warm()
-    while True:
-        msg, ancdata, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
-        if not msg:
-            return
-        fds: list[int] = []
-        for level, kind, data in ancdata:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.extend(memoryview(data).cast("i"))
-        if os.fork() == 0:
-            sock.close()
-            _supervise(json.loads(msg), fds)
-        for fd in fds:
-            os.close(fd)
+    _become_namespace_parent()
+    Server(sock, int(sys.argv[2]), os.fsencode(sys.argv[3])).serve()
 
 
 if __name__ == "__main__":

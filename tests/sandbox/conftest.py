@@ -97,17 +97,46 @@ def boxes() -> set[str]:
 _RESIDENT: list[Sandbox] = []
 
 
+def fast_path_strays() -> set[int]:
+    """Processes under a resident fast-path server other than the server itself: a case
+    (or something it started) still alive."""
+    strays: set[int] = set()
+    for sandbox in _RESIDENT:
+        chain = sandbox.resident_pids()
+        if chain:
+            strays |= set(descendants(chain[0])) - set(chain)
+    return strays
+
+
+def descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return found
+    for child in map(int, children):
+        found += [child, *descendants(child)]
+    return found
+
+
 @pytest.fixture(autouse=True)
 def no_leftovers() -> Iterator[None]:
     """Every test: after it, nothing of its runs is left on the host (the fast path's
-    server is the one resident process allowed, and only its own three pids)."""
+    server is the one resident process allowed, and only its own pids), and no Python
+    case silently left the fast path for the per-case bwrap fallback."""
     before = boxes()
+    fallbacks = {id(sb): sb.fast_path_fallbacks for sb in _RESIDENT}
     yield
     resident = {pid for sandbox in _RESIDENT for pid in sandbox.resident_pids()}
     deadline = time.monotonic() + 3.0
-    while set(sandboxed_pids()) - resident and time.monotonic() < deadline:
+    while (set(sandboxed_pids()) - resident or fast_path_strays()) and (
+        time.monotonic() < deadline
+    ):
         time.sleep(0.02)  # a killed tree is reaped asynchronously by its parent
     assert set(sandboxed_pids()) - resident == set(), "a sandboxed process outlived its run"
+    assert fast_path_strays() == set(), "a fast-path case outlived its run"
+    for sb in _RESIDENT:
+        assert sb.fast_path_fallbacks == fallbacks.get(id(sb), 0), "fast path fell back"
     assert leftover_cgroups() == [], "a run's cgroup was left behind"
     assert boxes() - before == set(), "a program directory was left behind"
 
