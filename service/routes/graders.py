@@ -12,9 +12,9 @@ from service.adapters.graders import (
     GraderRunRequest,
     GraderRunResponse,
     TemplateError,
-    combine,
-    error_flags,
     leaf_items,
+    report,
+    template_failure,
 )
 from service.deps import CallerDep, DispatcherDep
 from service.schemas import ErrorResponse
@@ -37,20 +37,10 @@ async def run(
 ) -> GraderRunResponse:
     """Run the grader on ``model_sample`` and ``item``; errors are flags, reward null."""
     start = time.perf_counter()
-    grader = body.grader
-    metadata: dict[str, Any] = {"name": grader.name, "type": grader.type}
     try:
-        leaves = leaf_items(grader, body.model_sample, body.item)
+        leaves = leaf_items(body.grader, body.model_sample, body.item)
     except TemplateError as exc:
-        metadata |= {"errors": error_flags([], str(exc)), "execution_time": 0.0, "scores": {}}
-        return GraderRunResponse(reward=None, sub_rewards={}, metadata=metadata)
+        return template_failure(body.grader, str(exc))
     await caller.spend(len(leaves))
     results = await dispatcher.score([item for _, item in leaves], dispatcher.budget(None, None))
-    by_key = {key: result for (key, _), result in zip(leaves, results, strict=True)}
-    reward, subs = combine(grader, by_key)
-    metadata |= {
-        "errors": error_flags(results),
-        "execution_time": time.perf_counter() - start,
-        "scores": {key: r.reward for key, r in by_key.items()},
-    }
-    return GraderRunResponse(reward=reward, sub_rewards=subs, metadata=metadata)
+    return report(body.grader, leaves, results, time.perf_counter() - start)

@@ -25,7 +25,12 @@ from verifiers.judge.usage import Usage, UsageMeter
 
 @dataclass(frozen=True)
 class Question:
-    """What to ask: rendered messages, the reply shape, and how to score the reply."""
+    """What to ask: rendered messages, the reply shape, and how to score the reply.
+
+    ``sampling`` replaces the profile's sampling fields in the body; ``json_mode`` off
+    never asks for ``response_format`` (OpenAI refuses JSON mode when the messages do not
+    mention JSON, and caller-written messages may not).
+    """
 
     template: str
     messages: Messages
@@ -34,6 +39,8 @@ class Question:
     logprobs: bool = False
     max_reasks: int = 1
     use_cache: bool = True
+    sampling: dict[str, float | int] = field(default_factory=dict)
+    json_mode: bool = True
 
 
 @dataclass(frozen=True)
@@ -99,7 +106,8 @@ class Session:
 
 
 def request_body(profile: JudgeProfile, messages: Messages, question: Question) -> dict[str, Any]:
-    """The chat-completions body for ``messages`` under ``profile``'s sampling."""
+    """The chat-completions body for ``messages`` under ``profile``'s sampling, with the
+    question's overrides on top and the profile's ``extra_body`` last."""
     body: dict[str, Any] = {
         "model": profile.model,
         "messages": messages,
@@ -110,7 +118,8 @@ def request_body(profile: JudgeProfile, messages: Messages, question: Question) 
         body["top_p"] = profile.top_p
     if profile.seed is not None:
         body["seed"] = profile.seed
-    if profile.supports_json_mode:
+    body.update(question.sampling)
+    if profile.supports_json_mode and question.json_mode:
         body["response_format"] = {"type": "json_object"}
     if question.logprobs:
         body["logprobs"] = True

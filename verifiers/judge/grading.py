@@ -1,11 +1,13 @@
-"""Single-response modes: ``explicit`` (a verdict per criterion) and ``implicit`` (one
-holistic score). Each returns an ``ok`` `Result` or raises `ItemInvalid`/`ItemError`/
-`ItemTimeout`; the verifier turns those into statuses."""
+"""Single-response modes: ``explicit`` (a verdict per criterion), ``implicit`` (one
+holistic score) and ``messages`` (the caller's own conversation, one number). Each
+returns an ``ok`` `Result` or raises `ItemInvalid`/`ItemError`/`ItemTimeout`; the
+verifier turns those into statuses."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from verifiers.base import ItemError, ItemInvalid, ItemTimeout
@@ -17,6 +19,7 @@ from verifiers.judge.prompts import (
     describe_criteria,
     guidance_block,
     load_template,
+    messages_version,
     reference_block,
 )
 from verifiers.judge.replies import ReplySpec, Slot
@@ -94,6 +97,32 @@ async def grade_implicit(session: Session, job: Job) -> Result:
     return Result(status=Status.OK, reward=reward, components={"score": reward}, details=details)
 
 
+# Keys a caller's prompt may ask the score under besides "score"; OpenAI's own score
+# model graders answer {"result": ...}.
+_MESSAGES_ALIASES = ("result", "rating", "value")
+
+
+async def grade_messages(session: Session, job: Job) -> Result:
+    """Reward: the number the judge answers to the caller's messages, on
+    ``params.score_range`` as it is (not normalised; out of range is never clamped)."""
+    if job.messages is None:  # _prepare fills it in messages mode; guard the contract
+        raise ItemInvalid("invalid_reference", "reference.messages: messages mode needs them")
+    low, high = job.params.score_range
+    version = messages_version(job.messages)
+    spec = ReplySpec((Slot("score", {}, (low, high)),), listed=False, aliases=_MESSAGES_ALIASES)
+    question = replace(_question(job, version, job.messages, spec), json_mode=False)
+    answer = await session.ask(job.params.profile, question, job.deadline)
+    score = answer.values["score"]
+    details = {
+        "mode": "messages",
+        "raw_score": score,
+        "score_range": [low, high],
+        "reason": answer.reasons.get("score", ""),
+        **answer_details(job, version, [answer], slots=1),
+    }
+    return Result(status=Status.OK, reward=score, components={"score": score}, details=details)
+
+
 def _question(job: Job, template: str, messages: list[dict[str, str]], spec: ReplySpec) -> Question:
     return Question(
         template=template,
@@ -103,6 +132,7 @@ def _question(job: Job, template: str, messages: list[dict[str, str]], spec: Rep
         logprobs=job.logprobs,
         max_reasks=job.params.max_reasks,
         use_cache=job.params.cache,
+        sampling=job.params.sampling.overrides(),
     )
 
 

@@ -72,6 +72,7 @@ def _question(job: Job, a: str, b: str, reference: str | None) -> Question:
         logprobs=job.logprobs,
         max_reasks=job.params.max_reasks,
         use_cache=job.params.cache,
+        sampling=job.params.sampling.overrides(),
     )
 
 

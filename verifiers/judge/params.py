@@ -1,18 +1,58 @@
-"""The judge's item params and a validated item ready to score."""
+"""The judge's item params, messages mode's reference, and a validated item ready to score."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from verifiers.base import Params
+from verifiers.judge.prompts import Messages
 from verifiers.judge.rubric import MAX_CRITERIA, Rubric
 from verifiers.rules.field_error import field_error
 from verifiers.types import Item
 
-Mode = Literal["explicit", "implicit", "pairwise", "tournament"]
+Mode = Literal["explicit", "implicit", "pairwise", "tournament", "messages"]
+MAX_MESSAGES = 64
+
+
+class Sampling(Params):
+    """Per-item overrides of the profile's sampling; a field left None keeps the profile's.
+
+    Sent in the request body under the same names; the profile's ``extra_body`` is applied
+    after them, so an operator's pinned vendor knob still wins.
+    """
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1, le=131_072)
+
+    def overrides(self) -> dict[str, float | int]:
+        """The fields that are set, as request-body entries."""
+        return self.model_dump(exclude_none=True)
+
+
+class ChatTurn(BaseModel):
+    """One message of a caller-written judge conversation (text content only)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str = Field(max_length=200_000)
+
+
+class Dialogue(BaseModel):
+    """Messages mode's ``reference``: the judge conversation, already rendered by the
+    caller and sent as it is; the judge's reply must be one number in ``params.score_range``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    messages: list[ChatTurn] = Field(min_length=1, max_length=MAX_MESSAGES)
+
+    def as_messages(self) -> Messages:
+        return [{"role": turn.role, "content": turn.content} for turn in self.messages]
 
 
 class JudgeParams(Params):
@@ -20,10 +60,20 @@ class JudgeParams(Params):
 
     profile: str = Field(default="default", max_length=128)
     """Name of a configured judge profile (``REFEREE_JUDGE_PROFILES``)."""
+    model: str | None = Field(default=None, min_length=1, max_length=256)
+    """Pick the profile by model instead of ``profile`` (which is then ignored): the profile
+    named ``model``, else the first by name whose configured ``model`` equals it, else
+    ``default``; see `verifiers.judge.profiles.profile_for_model`."""
     mode: Mode = "explicit"
     """``explicit``: a verdict per criterion; ``implicit``: one holistic score;
     ``pairwise``: against the reference answer or ``anchor``; ``tournament``: single
-    elimination within the item's ``group``."""
+    elimination within the item's ``group``; ``messages``: the caller's own conversation
+    (``reference`` is a `Dialogue`), rewarded with the number the judge answers."""
+    score_range: tuple[float, float] = (0.0, 1.0)
+    """Messages mode: the judge's answer must lie in ``[low, high]`` and is the reward as
+    it is (not normalised); anything else is re-asked, then ``error``, never clamped."""
+    sampling: Sampling = Field(default_factory=Sampling)
+    """Overrides of the profile's sampling for this item's calls (any mode)."""
     criteria_per_call: int | None = Field(default=None, ge=1, le=MAX_CRITERIA)
     """Explicit mode: split the rubric over concurrent calls of at most this many criteria."""
     scale_min: int = Field(default=1, ge=0, le=100)
@@ -46,16 +96,23 @@ class JudgeParams(Params):
     cache: bool = True
 
     @model_validator(mode="after")
-    def _check_scale(self) -> JudgeParams:
+    def _consistent(self) -> JudgeParams:
         if self.scale_min >= self.scale_max:
             raise field_error("JudgeParams", "scale_max", "must exceed scale_min", self.scale_max)
+        if self.score_range[0] >= self.score_range[1]:
+            message = "the low end must be below the high end"
+            raise field_error("JudgeParams", "score_range", message, self.score_range)
+        if self.mode == "messages" and self.scoring == "logprobs":
+            message = "messages mode scores the sampled reply; use auto or sample"
+            raise field_error("JudgeParams", "scoring", message, self.scoring)
         return self
 
 
 @dataclass(frozen=True)
 class Job:
-    """One validated judge item: its position in the call, params, rubric and deadline
-    (``time.monotonic``)."""
+    """One validated judge item: its position in the call, params (``profile`` already
+    resolved from ``model``), rubric (empty in messages mode), the caller's messages
+    (messages mode only) and deadline (``time.monotonic``)."""
 
     index: int
     item: Item
@@ -63,6 +120,7 @@ class Job:
     rubric: Rubric
     deadline: float
     logprobs: bool
+    messages: Messages | None = None
 
     @property
     def label(self) -> str:

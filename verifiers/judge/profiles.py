@@ -2,9 +2,10 @@
 
 Profiles are named in settings (``REFEREE_JUDGE_PROFILES`` as JSON, or
 ``REFEREE_JUDGE_PROFILES_FILE`` naming a JSON or YAML file) and chosen per item by
-``params.profile``. Settings are read when a verifier first needs them, never at import
-time; tests pass profiles to the verifier directly. API keys never live in settings: a
-profile names the environment variable that holds its key (``api_key_env``).
+``params.profile``, or by model with ``params.model`` (`profile_for_model`). Settings are
+read when a verifier first needs them, never at import time; tests pass profiles to the
+verifier directly. API keys never live in settings: a profile names the environment
+variable that holds its key (``api_key_env``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,25 @@ class JudgeSettings(BaseSettings):
             merged.update(read_profiles_file(self.profiles_file))
         merged.update(self.profiles)
         return merged
+
+
+DEFAULT_PROFILE = "default"
+
+
+def profile_for_model(profiles: Mapping[str, JudgeProfile], model: str) -> str | None:
+    """The name of the profile that serves ``model``, or None when none does.
+
+    In order: the profile named ``model``; else the first (by name, so the choice does
+    not depend on configuration order) whose configured ``model`` id equals it; else the
+    ``default`` profile. The fallback means a grader naming a hosted model (``gpt-4o``)
+    runs on the operator's own judge unless a profile claims that model.
+    """
+    if model in profiles:
+        return model
+    serving = sorted(name for name, profile in profiles.items() if profile.model == model)
+    if serving:
+        return serving[0]
+    return DEFAULT_PROFILE if DEFAULT_PROFILE in profiles else None
 
 
 def read_profiles_file(path: Path) -> dict[str, JudgeProfile]:

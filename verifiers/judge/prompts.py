@@ -11,6 +11,7 @@ substituted values are never re-expanded).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -23,6 +24,7 @@ EXPLICIT = "rubric_explicit.v1"
 IMPLICIT = "rubric_implicit.v1"
 PAIRWISE = "pairwise.v1"
 REASK = "reask.v1"
+CALLER_MESSAGES = "messages"
 
 Messages = list[dict[str, str]]
 
@@ -48,6 +50,14 @@ class PromptTemplate:
             messages.append({"role": "system", "content": self.system.substitute(values)})
         messages.append({"role": "user", "content": self.user.substitute(values)})
         return messages
+
+
+def messages_version(messages: Messages) -> str:
+    """What results report for caller-written messages (messages mode), which have no
+    template file: ``messages@<digest of the exact messages sent>``, so a reward still
+    names the prompt that produced it."""
+    canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    return f"{CALLER_MESSAGES}@{hashlib.sha256(canonical.encode()).hexdigest()[:12]}"
 
 
 @cache

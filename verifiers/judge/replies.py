@@ -48,6 +48,13 @@ class ReplySpec:
     slots: tuple[Slot, ...]
     listed: bool
     value_key: str = "score"
+    aliases: tuple[str, ...] = ()
+    """Other keys a flat reply may hold its value under (``{"result": 0.7}``), tried after
+    ``value_key``; for prompts written by callers, whose wording referee does not control."""
+
+    def flat_keys(self) -> tuple[str, ...]:
+        """The keys a flat reply's value is looked up under, in order."""
+        return (self.value_key, *self.aliases)
 
 
 @dataclass(frozen=True)
@@ -105,8 +112,9 @@ def _json_candidates(text: str) -> Iterator[Any]:
 def _values(obj: Any, spec: ReplySpec) -> dict[str, tuple[Any, str]]:
     """Raw value and reason per slot key from a decoded JSON value."""
     if not spec.listed:
-        if isinstance(obj, dict) and spec.value_key in obj:
-            return {spec.slots[0].key: (obj[spec.value_key], str(obj.get("reason", "")))}
+        key = next((k for k in spec.flat_keys() if isinstance(obj, dict) and k in obj), None)
+        if key is not None:
+            return {spec.slots[0].key: (obj[key], str(obj.get("reason", "")))}
         if isinstance(obj, int | float | str) and not isinstance(obj, bool):
             return {spec.slots[0].key: (obj, "")}
         raise ReplyUnparsable(f'expected an object with "{spec.value_key}"')
@@ -142,9 +150,10 @@ def _values_from_text(text: str, spec: ReplySpec) -> dict[str, tuple[Any, str]] 
     """Last resort for prose replies: ``<key>: <value>`` per slot, or a bare value."""
     found: dict[str, tuple[Any, str]] = {}
     for slot in spec.slots:
-        key = slot.key if spec.listed else spec.value_key
+        keys = (slot.key,) if spec.listed else spec.flat_keys()
+        names = "|".join(re.escape(key) for key in keys)
         match = re.search(
-            rf"\b{re.escape(key)}\b\W{{0,5}}?[:=]\s*\**\"?([A-Za-z0-9.\-]+)", text, re.IGNORECASE
+            rf"\b(?:{names})\b\W{{0,5}}?[:=]\s*\**\"?([A-Za-z0-9.\-]+)", text, re.IGNORECASE
         )
         if match is None and not spec.listed and text.strip().lower() in slot.scale:
             found[slot.key] = (text.strip(), "")
@@ -161,12 +170,9 @@ def _coerce(raw: Any, slot: Slot) -> float:
     if isinstance(raw, bool):
         token = "1" if raw else "0"
     elif isinstance(raw, int | float):
-        if float(raw).is_integer():
-            token = str(int(raw))
-        elif slot.bounds and slot.bounds[0] <= raw <= slot.bounds[1]:
+        if slot.bounds and slot.bounds[0] <= raw <= slot.bounds[1]:
             return float(raw)
-        else:
-            token = str(raw)
+        token = str(int(raw)) if float(raw).is_integer() else str(raw)
     elif isinstance(raw, str):
         token = raw.strip().strip("\"'").strip().lower()
         try:
@@ -178,6 +184,8 @@ def _coerce(raw: Any, slot: Slot) -> float:
     if token in slot.scale:
         return slot.scale[token]
     allowed = ", ".join(sorted({k for k in slot.scale if not k.isalpha()} or slot.scale))
+    if not allowed and slot.bounds is not None:  # a pure range: caller-written prompts
+        allowed = f"a number from {slot.bounds[0]:g} to {slot.bounds[1]:g}"
     raise ReplyUnparsable(f"{slot.key}: {raw!r} is not an allowed score ({allowed})")
 
 

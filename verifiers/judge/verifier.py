@@ -10,6 +10,9 @@ cancelled when no one waits on them).
 
 Item contract: ``reference`` is ``{"rubric": [criteria], "answer": "..."}`` (or just the
 list of criteria); ``params`` is `JudgeParams`; items of a tournament share ``group``.
+In messages mode ``reference`` is ``{"messages": [{"role", "content"}]}`` (`Dialogue`):
+the caller's own judge conversation, sent as it is, and the reward is the number the
+judge answers, within ``params.score_range``.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from verifiers.base import (
 )
 from verifiers.judge.cache import ReplyCache
 from verifiers.judge.dialogue import Answer, Session
-from verifiers.judge.grading import grade_explicit, grade_implicit
+from verifiers.judge.grading import grade_explicit, grade_implicit, grade_messages
 from verifiers.judge.groups import grade_pairwise, run_tournament
-from verifiers.judge.params import Job, JudgeParams
-from verifiers.judge.profiles import JudgeProfile, JudgeSettings
+from verifiers.judge.params import Dialogue, Job, JudgeParams
+from verifiers.judge.profiles import JudgeProfile, JudgeSettings, profile_for_model
+from verifiers.judge.prompts import Messages
 from verifiers.judge.rubric import Rubric
 from verifiers.judge.usage import UsageCollector, UsageMeter
 from verifiers.types import Item, Pool, Result, Status
@@ -56,7 +60,8 @@ class JudgeVerifier:
     Params: ClassVar[type[BaseModel]] = JudgeParams
     description: ClassVar[str] = (
         "LLM judge over an OpenAI-compatible endpoint: weighted rubrics (explicit or "
-        "implicit), pairwise and tournament comparisons, logprob-weighted scores."
+        "implicit), pairwise and tournament comparisons, logprob-weighted scores, and "
+        "caller-written messages scored on a range (messages mode)."
     )
 
     def __init__(
@@ -142,16 +147,7 @@ class JudgeVerifier:
         self, index: int, item: Item, session: Session, start: float, default_deadline: float
     ) -> Job | Result:
         try:
-            params = JudgeParams.model_validate(item.params)
-        except ValidationError as exc:
-            message = describe_validation_error(exc, "params")
-            return Result.failed(Status.INVALID, "invalid_params", message)
-        try:
-            rubric = Rubric.model_validate(item.reference)
-        except ValidationError as exc:
-            message = describe_validation_error(exc, "reference")
-            return Result.failed(Status.INVALID, "invalid_reference", message)
-        try:
+            params, rubric, messages = _validated(item, session.profiles)
             profile = session.client(params.profile).profile
         except ItemInvalid as exc:
             return Result.failed(Status.INVALID, exc.code, exc.message)
@@ -161,20 +157,23 @@ class JudgeVerifier:
         if params.mode == "tournament" and item.group is None:
             message = "group: tournament mode needs items sharing a group"
             return Result.failed(Status.INVALID, "invalid_group", message)
-        logprobs = params.scoring == "logprobs" or (
-            params.scoring == "auto" and profile.supports_logprobs
+        # Messages mode reads the sampled number: a caller's range has no token scale.
+        logprobs = params.mode != "messages" and (
+            params.scoring == "logprobs" or (params.scoring == "auto" and profile.supports_logprobs)
         )
         wanted = params.deadline_s or default_deadline
         limit = item_timeout_s.get()
         deadline = start + (min(wanted, limit) if limit is not None else wanted)
-        return Job(index, item, params, rubric, deadline, logprobs)
+        return Job(index, item, params, rubric, deadline, logprobs, messages)
 
     async def _run_one(
         self, session: Session, job: Job, results: list[Result | None], start: float
     ) -> None:
-        grade = {"explicit": grade_explicit, "implicit": grade_implicit}.get(
-            job.params.mode, grade_pairwise
-        )
+        grade = {
+            "explicit": grade_explicit,
+            "implicit": grade_implicit,
+            "messages": grade_messages,
+        }.get(job.params.mode, grade_pairwise)
         outcome = await _guarded(grade(session, job), job.deadline)
         result = outcome[0] if isinstance(outcome, list) else outcome
         result.elapsed_ms = (time.monotonic() - start) * 1000.0
@@ -221,6 +220,42 @@ class JudgeVerifier:
         if self._deadline_s is None:
             self._deadline_s = JudgeSettings().item_deadline_s
         return self._deadline_s
+
+
+def _validated(
+    item: Item, profiles: Mapping[str, JudgeProfile]
+) -> tuple[JudgeParams, Rubric, Messages | None]:
+    """The item's params (``profile`` resolved from ``model``), rubric and, in messages
+    mode, the caller's messages; raises `ItemInvalid` naming the offending field."""
+    try:
+        params = JudgeParams.model_validate(item.params)
+    except ValidationError as exc:
+        raise ItemInvalid("invalid_params", describe_validation_error(exc, "params")) from None
+    messages: Messages | None = None
+    try:
+        if params.mode == "messages":
+            rubric, messages = Rubric(), Dialogue.model_validate(item.reference).as_messages()
+        else:
+            rubric = Rubric.model_validate(item.reference)
+    except ValidationError as exc:
+        message = describe_validation_error(exc, "reference")
+        raise ItemInvalid("invalid_reference", message) from None
+    return _resolved(params, profiles), rubric, messages
+
+
+def _resolved(params: JudgeParams, profiles: Mapping[str, JudgeProfile]) -> JudgeParams:
+    """``params`` with ``profile`` set to the one serving ``params.model`` (if given)."""
+    if params.model is None:
+        return params
+    name = profile_for_model(profiles, params.model)
+    if name is None:
+        known = ", ".join(sorted(profiles)) or "none configured"
+        message = (
+            f"params.model: no judge profile is named {params.model!r} or serves it, "
+            f"and there is no 'default' profile (profiles: {known})"
+        )
+        raise ItemInvalid("unknown_model", message)
+    return params.model_copy(update={"profile": name})
 
 
 async def _guarded(

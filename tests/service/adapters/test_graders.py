@@ -1,13 +1,20 @@
-"""OpenAI-style graders through the real app, including python graders in the sandbox."""
+"""OpenAI-style graders through the real app, including python graders in the sandbox
+and score_model graders against a real loopback chat-completions endpoint."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from service.adapters.graders import TemplateError, render
+from service.app import create_app
+from service.settings import Settings
+from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
 
 SAMPLE = {"output_text": '{"answer": "Paris"}', "output_json": {"answer": "Paris"}}
 
@@ -152,7 +159,7 @@ def test_missing_template_variable_is_flagged(client: TestClient) -> None:
             {"type": "multi", "graders": {"a": STRING}, "calculate_output": "a +"},
             "calculate_output",
         ),
-        ({"type": "score_model", "model": "x", "input": []}, "grader"),
+        ({"type": "score_model", "model": "x", "input": []}, "input"),
         ({"type": "python"}, "source"),
     ],
 )
@@ -167,3 +174,241 @@ def test_validate_refuses_what_cannot_run(
 def test_validate_returns_the_grader(client: TestClient) -> None:
     response = client.post("/v1/graders/validate", json={"grader": STRING})
     assert response.status_code == 200 and response.json()["grader"]["operation"] == "eq"
+
+
+# --- score_model -------------------------------------------------------------------------
+
+SCORE_MODEL: dict[str, Any] = {
+    "type": "score_model",
+    "name": "judge",
+    "model": "gpt-4o-2024-08-06",
+    "input": [
+        {"role": "system", "content": "Grade the answer. Reply with a number from 0 to 10."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "Answer: {{sample.output_text}}"},
+                {
+                    "type": "input_text",
+                    "text": "City: {{sample.output_json.answer}}; "
+                    "reference: {{item.reference_answer}} ({{item.meta.n}})",
+                },
+            ],
+        },
+    ],
+    "range": [0, 10],
+    "pass_threshold": 5,
+    "sampling_params": {
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "seed": 7,
+        "max_completions_tokens": 64,
+        "reasoning_effort": "low",
+    },
+}
+SAMPLE_TEXT = '{"answer": "Paris"}'
+ITEM = {"reference_answer": "Paris", "meta": {"n": 3}}
+RENDERED = [
+    {"role": "system", "content": "Grade the answer. Reply with a number from 0 to 10."},
+    {
+        "role": "user",
+        "content": 'Answer: {"answer": "Paris"}\nCity: Paris; reference: Paris (3)',
+    },
+]
+
+
+def judge_profile(url: str, model: str) -> dict[str, Any]:
+    return {"base_url": url, "model": model, "retries": 1, "backoff_s": 0.01, "timeout_s": 2}
+
+
+@contextmanager
+def judged_app(
+    monkeypatch: pytest.MonkeyPatch, models: dict[str, str]
+) -> Iterator[tuple[TestClient, JudgeEndpoint]]:
+    """An app whose judge profiles (name -> served model id) all point at one endpoint."""
+    endpoint = JudgeEndpoint().start()
+    profiles = {name: judge_profile(endpoint.url, model) for name, model in models.items()}
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    try:
+        with TestClient(create_app(Settings(cpu_workers=1, default_deadline_s=10.0))) as client:
+            yield client, endpoint
+    finally:
+        endpoint.stop()
+
+
+PROFILES = {"default": "local-judge", "hosted": "gpt-4o-2024-08-06", "o3-mini": "small-judge"}
+
+
+def errors_set(data: dict[str, Any]) -> set[str]:
+    return {k for k, v in data["metadata"]["errors"].items() if k.endswith("error") and v}
+
+
+def test_score_model_sends_the_rendered_messages_and_returns_the_raw_score(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: completion('{"result": 7}', usage=(120, 8))
+        data = run(client, SCORE_MODEL, SAMPLE_TEXT, ITEM)
+    assert data["reward"] == 7.0  # on the grader's range, not normalised
+    assert data["sub_rewards"] == {}
+    assert data["metadata"]["type"] == "score_model"
+    assert errors_set(data) == set()
+    [request] = endpoint.requests
+    assert request["messages"] == RENDERED
+    assert request["model"] == "gpt-4o-2024-08-06"  # the profile serving that model id
+    assert (request["temperature"], request["top_p"], request["seed"]) == (0.2, 0.9, 7)
+    assert request["max_tokens"] == 64
+    assert "reasoning_effort" not in request
+    assert data["model_grader_token_usage_per_model"] == {
+        "gpt-4o-2024-08-06": {
+            "prompt_tokens": 120,
+            "completion_tokens": 8,
+            "total_tokens": 128,
+            "cached_tokens": 0,
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("model", "served"),
+    [
+        ("o3-mini", "small-judge"),  # a profile named like the model
+        ("gpt-4o-2024-08-06", "gpt-4o-2024-08-06"),  # a profile serving the model id
+        ("gpt-5", "local-judge"),  # else the default profile
+    ],
+)
+def test_score_model_model_picks_the_profile(
+    monkeypatch: pytest.MonkeyPatch, model: str, served: str
+) -> None:
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: completion("0.5")
+        grader = {
+            "type": "score_model",
+            "model": model,
+            "input": [{"role": "user", "content": "?"}],
+        }
+        data = run(client, grader, "x", {})
+    assert data["reward"] == 0.5
+    assert [r["model"] for r in endpoint.requests] == [served]
+    assert list(data["model_grader_token_usage_per_model"]) == [model]
+
+
+def test_score_model_without_a_profile_is_invalid_not_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with judged_app(monkeypatch, {"hosted": "gpt-4o-2024-08-06"}) as (client, endpoint):
+        data = run(client, {**SCORE_MODEL, "model": "gpt-5"}, SAMPLE_TEXT, ITEM)
+    assert data["reward"] is None
+    assert errors_set(data) == {"other_error"}
+    details = data["metadata"]["errors"]["other_error_details"]
+    assert details.startswith("grader.model: ") and "'gpt-5'" in details
+    assert endpoint.requests == []
+
+
+@pytest.mark.parametrize("reply", ['{"result": 11}', "-1", "I'd rather not say."])
+def test_score_model_out_of_range_or_unparsable_is_a_parse_error(
+    monkeypatch: pytest.MonkeyPatch, reply: str
+) -> None:
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: completion(reply)
+        data = run(client, SCORE_MODEL, SAMPLE_TEXT, ITEM)
+    assert data["reward"] is None  # never clamped, never 0
+    assert errors_set(data) == {"model_grader_parse_error"}
+    assert len(endpoint.requests) == 2  # asked, re-asked once, then given up
+    assert endpoint.requests[1]["messages"][: len(RENDERED)] == RENDERED
+    assert data["model_grader_token_usage_per_model"] == {}
+
+
+def test_score_model_unparsable_reply_is_reasked_then_scored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.queue(completion("Let me think. Quite good overall."))
+        endpoint.script = lambda _: completion('{"score": 8.5}')
+        data = run(client, SCORE_MODEL, SAMPLE_TEXT, ITEM)
+    assert data["reward"] == 8.5
+    assert len(endpoint.requests) == 2
+    usage = data["model_grader_token_usage_per_model"]["gpt-4o-2024-08-06"]
+    assert usage["prompt_tokens"] == 200  # both calls are paid for
+
+
+def test_score_model_server_errors_are_flags_not_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: Reply(status=500, body={"error": "overloaded"})
+        data = run(client, SCORE_MODEL, SAMPLE_TEXT, ITEM)
+    assert data["reward"] is None
+    assert errors_set(data) == {"model_grader_server_error"}
+    assert "HTTP 500" in data["metadata"]["errors"]["model_grader_server_error_details"]
+    assert len(endpoint.requests) == 2  # the profile's one retry
+
+
+def test_score_model_inside_multi(monkeypatch: pytest.MonkeyPatch) -> None:
+    grader = {
+        "type": "multi",
+        "name": "mix",
+        "graders": {
+            "judge": SCORE_MODEL,
+            "exact": {**STRING, "input": "{{item.reference_answer}}"},
+        },
+        "calculate_output": "0.5 * judge / 10 + 0.5 * exact",
+    }
+    item = {**ITEM, "answer": "Paris"}
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: completion("8")
+        data = run(client, grader, SAMPLE_TEXT, item)
+        assert data["sub_rewards"] == {"judge": 8.0, "exact": 1.0}
+        assert data["reward"] == pytest.approx(0.9)
+        assert data["metadata"]["scores"] == {"judge": 8.0, "exact": 1.0}
+        assert list(data["model_grader_token_usage_per_model"]) == ["gpt-4o-2024-08-06"]
+        endpoint.script = lambda _: completion("eleven")
+        failed = run(client, grader, '{"answer": "Lyon"}', item)
+    assert failed["reward"] is None
+    assert failed["sub_rewards"] == {"judge": None, "exact": 1.0}
+    assert errors_set(failed) == {"model_grader_parse_error"}
+
+
+def test_validate_accepts_a_score_model(client: TestClient) -> None:
+    response = client.post("/v1/graders/validate", json={"grader": SCORE_MODEL})
+    assert response.status_code == 200, response.text
+    grader = response.json()["grader"]
+    assert grader["range"] == [0, 10] and grader["model"] == "gpt-4o-2024-08-06"
+    minimal = {"type": "score_model", "model": "m", "input": [{"role": "user", "content": "?"}]}
+    response = client.post("/v1/graders/validate", json={"grader": minimal})
+    assert response.status_code == 200 and response.json()["grader"]["range"] == [0, 1]
+
+
+def _with_input(**message: Any) -> dict[str, Any]:
+    return {**SCORE_MODEL, "input": [{"role": "user", "content": "?", **message}]}
+
+
+@pytest.mark.parametrize(
+    ("grader", "names"),
+    [
+        ({**SCORE_MODEL, "range": [1, 1]}, "grader.score_model.range"),
+        ({**SCORE_MODEL, "range": [1, 0]}, "range[0] must be below range[1]"),
+        ({**SCORE_MODEL, "input": []}, "grader.score_model.input"),
+        (_with_input(role="tool"), "grader.score_model.input.0.role"),
+        (_with_input(content=[]), "grader.score_model.input.0.content"),
+        (_with_input(content=[{"type": "input_image", "image_url": "u"}]), "content"),
+        ({**SCORE_MODEL, "pass_threshold": 11}, "grader.score_model.pass_threshold"),
+        ({**SCORE_MODEL, "model": ""}, "grader.score_model.model"),
+        (
+            {**SCORE_MODEL, "sampling_params": {"temperature": 3}},
+            "grader.score_model.sampling_params.temperature",
+        ),
+        (
+            {
+                "type": "multi",
+                "graders": {"j": {**SCORE_MODEL, "range": [2, 1]}},
+                "calculate_output": "j",
+            },
+            "grader.multi.graders.j.score_model.range",
+        ),
+    ],
+)
+def test_validate_refuses_bad_score_models(
+    client: TestClient, grader: dict[str, Any], names: str
+) -> None:
+    response = client.post("/v1/graders/validate", json={"grader": grader})
+    assert response.status_code == 422
+    assert names in response.json()["error"]["message"]

@@ -11,7 +11,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from tests.verifiers.judge.endpoint import JudgeEndpoint, completion
 from verifiers import Item, Status
-from verifiers.judge import JudgeSettings, JudgeVerifier, UsageCollector
+from verifiers.judge import JudgeProfile, JudgeSettings, JudgeVerifier, UsageCollector
+from verifiers.judge.profiles import profile_for_model
 
 IMPLICIT = {"mode": "implicit", "profile": "local"}
 
@@ -69,3 +70,32 @@ async def test_usage_is_exported_as_metrics(endpoint: JudgeEndpoint) -> None:
     assert 'referee_judge_completion_tokens_total{profile="local"} 7.0' in text
     assert 'referee_judge_calls_total{profile="local"} 1.0' in text
     assert 'referee_judge_cache_hits_total{profile="local"} 1.0' in text
+
+
+def _served(model: str) -> JudgeProfile:
+    return JudgeProfile(base_url="http://127.0.0.1:1/v1", model=model)
+
+
+SERVED = {
+    "default": _served("local-judge"),
+    "gpt-4o-mini": _served("mini-on-vllm"),
+    "z-big": _served("gpt-4o"),
+    "a-big": _served("gpt-4o"),
+}
+
+
+@pytest.mark.parametrize(
+    ("profiles", "model", "chosen"),
+    [
+        (SERVED, "gpt-4o-mini", "gpt-4o-mini"),  # a profile's name first
+        (SERVED, "gpt-4o", "a-big"),  # then its model id; ties go to the first name
+        (SERVED, "local-judge", "default"),
+        (SERVED, "o3", "default"),  # then the default profile
+        ({"x": _served("gpt-4o")}, "o3", None),  # and nothing else
+        ({}, "gpt-4o", None),
+    ],
+)
+def test_profile_for_model(
+    profiles: dict[str, JudgeProfile], model: str, chosen: str | None
+) -> None:
+    assert profile_for_model(profiles, model) == chosen

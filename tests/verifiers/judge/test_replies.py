@@ -109,3 +109,40 @@ def test_value_offsets_point_at_the_score() -> None:
     for key, value in (("clear", "1"), ("tone", "2"), ("depth", "3")):
         offset = verdicts[key].offset
         assert offset is not None and text[offset] == value
+
+
+# Messages mode: a pure range, no token scale, and the keys caller-written prompts use.
+RANGED = ReplySpec((Slot("score", {}, (0.0, 10.0)),), listed=False, aliases=("result",))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("7", 7.0),
+        ("0.25", 0.25),
+        ('{"score": 9.5}', 9.5),
+        ('{"result": 10}', 10.0),
+        ('{"steps": [{"description": "d", "conclusion": "c"}], "result": 3}', 3.0),
+        ('```json\n{"result": "4.5"}\n```', 4.5),
+        ("Reasoning first.\nresult: 6", 6.0),
+        ("0", 0.0),
+    ],
+)
+def test_ranged_replies(text: str, expected: float) -> None:
+    assert parse_reply(text, RANGED)["score"].value == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"result": 10.5}', "a number from 0 to 10"),
+        ("-1", "a number from 0 to 10"),
+        ('{"score": "NaN"}', "a number from 0 to 10"),
+        ('{"score": null}', "a number from 0 to 10"),
+        ('{"grade": 5}', "score"),
+        ("I would rather not grade this.", "no JSON"),
+    ],
+)
+def test_unparsable_ranged_replies_say_why(text: str, problem: str) -> None:
+    with pytest.raises(ReplyUnparsable, match=problem):
+        parse_reply(text, RANGED)
