@@ -79,3 +79,18 @@ def test_a_dead_server_is_replaced_and_the_case_still_runs(work_root: object) ->
         assert sb.fast_path_fallbacks == 1
         sb.run(py("pass"), [Case()])
         assert sb.resident_pids()[:4] not in ([], first)
+
+
+def test_idle_spares_are_bounded_and_named(fast_sandbox: Sandbox) -> None:
+    """Between runs the server keeps at most min(parallelism, 4) spares, each carrying the
+    spare name (a case would carry python3's), so the leftover check can tell them apart."""
+    fast_sandbox.run(py("pass"), [Case()])
+    limit = min(fast_sandbox.settings.parallelism, 4)
+    deadline = time.monotonic() + 2.0
+    while len(fast_sandbox.resident_pids()) < 4 + limit and time.monotonic() < deadline:
+        time.sleep(0.01)  # spares are forked while the server is idle
+    spares = fast_sandbox.resident_pids()[4:]
+    assert len(spares) == limit
+    for pid in spares:
+        with open(f"/proc/{pid}/comm") as f:
+            assert f.read().strip() == "referee-spare"
