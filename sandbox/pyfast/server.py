@@ -1,25 +1,29 @@
 """The fork server that runs INSIDE the sandbox (stdlib only; never imports `sandbox`).
 
-It is started by `sandbox.pyfast.host` as ``python3 -E -s -c <this file's text> FD`` in a
-bwrap sandbox (no network, uid 65534, no capabilities, read-only system, pool cgroup).
-
-At start it moves into a user namespace of its own and becomes pid 1 of a new pid
+It is started by `sandbox.pyfast.host` as ``python3 -E -s -c <this file's text> FD N NAME``
+in a bwrap sandbox (no network, uid 65534, no capabilities, read-only system, pool
+cgroup). At start it moves into a user namespace of its own and becomes pid 1 of a new pid
 namespace (the *server*), which gives it the right to create a pid namespace per case.
-For every request on the SOCK_SEQPACKET socket FD (a JSON header plus four fds: stdin,
-stdout, stderr and a per-case control socket) the server forks the *case* process as pid 1
-of a fresh pid namespace, so every process the program starts dies with it. The case
 
-1. unshares new user, mount, ipc and network namespaces (so cases cannot see, signal or
-   talk to each other, nor to the server),
-2. mounts a private size-limited tmpfs on /work and an empty one over /proc, writes the
-   files, applies rlimits, drops every capability, and runs the program in this
-   already-initialised interpreter (no start-up cost).
+While idle, the server keeps N *spares*: processes forked as pid 1 of a fresh pid
+namespace (so every process a program starts dies with it), named NAME, that have already
 
-The server itself supervises every running case from one event loop (one fork per case,
-no supervisor process): it waits on the case's pidfd and control socket, SIGKILLs the case
-at the wall-clock limit or when the host asks (output over budget, or the host went away:
-the control socket then reads EOF), and sends back a JSON result with the exit status and
-rusage, or ``{"error": ...}`` when the sandbox itself failed for that case.
+1. unshared new user, mount, uts, ipc and network namespaces (so cases cannot see, signal
+   or talk to each other, nor the server),
+2. made their mounts private and hidden /proc behind an empty tmpfs,
+
+and wait for one request. Each request on the SOCK_SEQPACKET socket FD (a JSON header plus
+four fds: stdin, stdout, stderr and a per-case control socket) goes to a spare (or to one
+forked on the spot), which mounts a size-limited tmpfs on /work, writes the files,
+applies rlimits, drops every capability and runs the program in this already-initialised
+interpreter (no start-up cost). One fork per case, and none of it on the request's path
+when a spare is ready.
+
+The server supervises every running case from one event loop: it waits on the case's
+pidfd and control socket, SIGKILLs the case at the wall-clock limit or when the host asks
+(output over budget, or the host went away: the control socket then reads EOF), and sends
+back a JSON result with the exit status and rusage, or ``{"error": ...}`` when the sandbox
+itself failed for that case.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import sys
 import time
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -80,9 +85,9 @@ def _drop_capabilities() -> None:
 
 
 def _isolate() -> None:
-    """In a spare, before any request: the case's own user, mount, ipc and network
+    """In a spare, before any request: the case's own user, mount, uts, ipc and network
     namespaces, private mounts, and an empty /proc (the pid namespace is already new)."""
-    _unshare_user(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
+    _unshare_user(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET)
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", MS_RDONLY, b"size=4k"), "hide /proc")
 

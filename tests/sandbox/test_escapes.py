@@ -121,6 +121,7 @@ ESCAPES = [
         OK,
     ),
     Escape("chroot", attempt(LIBC + "assert libc.chroot(b'/usr') == 0, 'refused'"), OK),
+    Escape("sethostname", attempt("socket.sethostname('escaped')"), OK),
 ]
 
 
