@@ -15,14 +15,19 @@ for ``breaker_cooldown_s``.
 The connections are split over several ``httpx.AsyncClient`` shards of at most
 `SHARD_CONNECTIONS` each: httpx's pool costs grow with the connections in one pool
 (encode/httpx#3215), and one 64-connection pool reached a fifth of the throughput that
-four 16-connection pools did on the same loopback benchmark.
+four 16-connection pools did on the same loopback benchmark. All shards, and every
+`ProfileClient` in the process, share one TLS context (`tls_context`): building one loads
+the CA bundle (30-100 ms), and a client is built per event loop, so per sync ``score``
+call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import random
+import ssl
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -75,11 +80,15 @@ class ProfileClient:
         self._shards = [
             httpx.AsyncClient(
                 base_url=profile.base_url.rstrip("/") + "/",
+                verify=tls_context(),
                 limits=limits,
                 timeout=httpx.Timeout(profile.timeout_s, connect=profile.connect_timeout_s),
             )
             for _ in range(shards)
         ]
+        # Merged with base_url once: httpx re-parses the whole URL to merge a relative one
+        # (two urlparse calls per request: 3-4% of the client CPU in a cProfile of bench/judge.py).
+        self._url = self._shards[0].build_request("POST", "chat/completions").url
         # One token per allowed request in flight; a token names the shard it runs on.
         self._slots: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
         for i in range(profile.concurrency):
@@ -171,7 +180,14 @@ class ProfileClient:
         # httpx's own timeouts are per operation; the asyncio timeout around this call is the
         # real per-call limit, so httpx's only has to be no shorter than it.
         timeout = httpx.Timeout(limit + 1.0, connect=min(self.profile.connect_timeout_s, limit))
-        return await shard.post("chat/completions", json=body, headers=headers, timeout=timeout)
+        return await shard.post(self._url, json=body, headers=headers, timeout=timeout)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The process's TLS context for judge endpoints: httpx's default verification (the
+    certifi bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR`` as set when first called)."""
+    return httpx.create_ssl_context()
 
 
 def _completion(response: httpx.Response) -> Completion:

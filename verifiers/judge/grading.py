@@ -163,6 +163,9 @@ _PRECEDENCE = (ItemInvalid, ItemError, ItemTimeout)
 async def gather_all(calls: Sequence[Awaitable[T]]) -> list[T]:
     """Await all ``calls`` concurrently; on the first failure cancel the rest and raise it
     (``invalid`` before ``error`` before ``timeout`` when several fail together)."""
+    if len(calls) == 1:
+        # The usual case (one chunk): awaited in place, which spares a task per item.
+        return [await calls[0]]
     try:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(_awaited(call)) for call in calls]

@@ -5,8 +5,10 @@ cancellation."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import time
+import warnings
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +18,7 @@ from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
 from verifiers import Item, Status
 from verifiers.judge import JudgeVerifier
 from verifiers.judge.client import retry_after
+from verifiers.judge.verifier import START_BATCH
 
 MakeJudge = Callable[..., JudgeVerifier]
 GOOD = completion('{"reason": "fine", "score": 10}')
@@ -184,6 +187,46 @@ async def test_cancellation_releases_slots(endpoint: JudgeEndpoint, make_judge: 
     endpoint.script = lambda _: completion('{"score": 3}')
     [result] = await judge.ascore([item("three")])  # the one slot is free again
     assert result.status == Status.OK, result.error
+
+
+async def test_cancelled_while_starting_items_leaks_nothing(
+    endpoint: JudgeEndpoint, make_judge: MakeJudge
+) -> None:
+    # More items than one start batch: cancelled between batches, the started items are
+    # cancelled and awaited (their slots released) and the unstarted ones closed.
+    endpoint.script = lambda _: completion('{"score": 3}', delay=1.0)
+    judge = make_judge(concurrency=1)
+    many = [item(f"answer {i}").model_copy(update={"id": str(i)}) for i in range(START_BATCH * 3)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        task = asyncio.create_task(judge.ascore(many))
+        await asyncio.sleep(0)  # ascore starts the first batch and yields
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # An unawaited coroutine warns when it is freed. ascore's frame (holding them) is
+        # kept by the task's CancelledError, and the task by the loop's handle that woke
+        # this test until the next turn: drop both, then collect.
+        del task
+        await asyncio.sleep(0)
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+    endpoint.script = lambda _: completion('{"score": 3}')
+    [result] = await judge.ascore([item("last")])  # the one slot is free again
+    assert result.status == Status.OK, result.error
+
+
+async def test_items_beyond_one_start_batch_all_come_back_in_order(
+    endpoint: JudgeEndpoint, make_judge: MakeJudge
+) -> None:
+    endpoint.script = lambda _: GOOD
+    many = [
+        item(f"answer {i}").model_copy(update={"id": str(i)}) for i in range(START_BATCH * 2 + 5)
+    ]
+    results = await make_judge(concurrency=16).ascore(many)
+    assert [r.id for r in results] == [i.id for i in many]
+    assert all(r.status == Status.OK for r in results), [r.error for r in results]
 
 
 async def test_api_key_comes_from_the_named_variable(
