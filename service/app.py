@@ -20,6 +20,7 @@ from service.rate_limit import RateLimiter
 from service.responses import JSONBytes
 from service.routes import graders, health, jobs, openrlhf, run, score, verifiers
 from service.settings import Settings
+from verifiers.base import Closable
 from verifiers.registry import Registry, default_registry
 
 DESCRIPTION = """Verifiable rewards for RL on language models: math, code, rubric judges,
@@ -55,6 +56,9 @@ def create_app(
         finally:
             await app.state.jobs.close()
             await executor.close()
+            for verifier in registry.all():
+                if isinstance(verifier, Closable):
+                    await verifier.aclose()
 
     app = FastAPI(
         title="referee",

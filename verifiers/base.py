@@ -111,6 +111,16 @@ class AsyncVerifier(Verifier, Protocol):
 
 
 @runtime_checkable
+class Closable(Protocol):
+    """Optional: an async verifier holding per-loop resources (pooled connections).
+
+    The gateway awaits ``aclose`` on its event loop when it shuts down, so what the
+    verifier opened on that loop is closed there, not left to the garbage collector."""
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
 class Observable(Protocol):
     """Optional: a verifier with state worth reporting (loaded models, queues).
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -33,11 +33,16 @@ def fast_profile(url: str, **overrides: Any) -> JudgeProfile:
 
 
 @pytest.fixture
-def make_judge(endpoint: JudgeEndpoint) -> Callable[..., JudgeVerifier]:
-    """Build a verifier whose ``default`` profile points at ``endpoint``."""
+async def make_judge(endpoint: JudgeEndpoint) -> AsyncIterator[Callable[..., JudgeVerifier]]:
+    """Build a verifier whose ``default`` profile points at ``endpoint``; closed (on the
+    test's loop) after the test."""
+    built: list[JudgeVerifier] = []
 
     def build(deadline_s: float = 5.0, **overrides: Any) -> JudgeVerifier:
         profile = fast_profile(endpoint.url, **overrides)
-        return JudgeVerifier(profiles={"default": profile}, item_deadline_s=deadline_s)
+        built.append(JudgeVerifier(profiles={"default": profile}, item_deadline_s=deadline_s))
+        return built[-1]
 
-    return build
+    yield build
+    for judge in built:
+        await judge.aclose()

@@ -141,6 +141,7 @@ async def test_unreachable_endpoint_is_error_within_the_deadline() -> None:
     start = time.monotonic()
     results = await judge.ascore([item(), item("Lyon")])
     assert time.monotonic() - start < 3.0
+    await judge.aclose()
     for result in results:
         assert result.status == Status.ERROR and result.reward is None
         assert result.error is not None and result.error.code == "judge_unreachable"

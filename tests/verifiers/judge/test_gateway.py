@@ -11,6 +11,8 @@ from service.app import create_app
 from service.settings import Settings
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply
 from tests.verifiers.judge.scripts import rubric_judge
+from verifiers.judge import JudgeVerifier
+from verifiers.registry import default_registry
 
 RUBRIC = [{"id": "right", "text": "Says Paris.", "weight": 2}, {"id": "short", "text": "Brief."}]
 
@@ -102,3 +104,26 @@ def test_judge_token_usage_is_exported_on_metrics(
         text = client.get("/metrics").text
     assert 'referee_judge_calls_total{profile="local"} 1.0' in text
     assert 'referee_judge_prompt_tokens_total{profile="local"} 100.0' in text
+
+
+def test_gateway_shutdown_closes_the_judge_connections(
+    endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profiles = {"local": {"base_url": endpoint.url, "model": "m", "timeout_s": 2}}
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    endpoint.script = rubric_judge({"right": 1, "short": 1})
+    item = {
+        "verifier": "judge",
+        "response": "Paris",
+        "reference": {"rubric": RUBRIC},
+        "params": {"profile": "local"},
+    }
+    registry = default_registry()
+    judge = registry.get("judge")
+    assert isinstance(judge, JudgeVerifier)
+    with TestClient(create_app(Settings(cpu_workers=1), registry=registry)) as client:
+        assert client.post("/v1/score", json={"items": [item]}).status_code == 200
+        [session] = judge._sessions.values()  # the gateway loop's, with its open client
+        [profile_client] = session.clients.values()
+    assert not judge._sessions, "the gateway loop's judge session outlived shutdown"
+    assert all(shard.is_closed for shard in profile_client._shards)

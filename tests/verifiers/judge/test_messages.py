@@ -126,6 +126,7 @@ async def test_model_selects_the_profile(endpoint: JudgeEndpoint) -> None:
         messages_item([{"role": "user", "content": "other"}], model="o3"),
     ]
     results = await judge.ascore(items)
+    await judge.aclose()
     assert [r.status for r in results] == [Status.OK, Status.OK]
     assert [r.details["profile"] for r in results] == ["hosted", "default"]
     assert sorted(r["model"] for r in endpoint.requests) == ["gpt-4o-2024-08-06", "local-judge"]

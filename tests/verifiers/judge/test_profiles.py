@@ -33,6 +33,7 @@ async def test_profiles_are_read_from_the_environment_on_first_use(
     monkeypatch.setenv("REFEREE_JUDGE_ITEM_DEADLINE_S", "4")
     endpoint.script = lambda _: completion('{"score": 10}')
     [result] = await judge.ascore([item()])
+    await judge.aclose()
     assert result.status == Status.OK, result.error
     assert result.details["profile"] == "local"
 
@@ -63,6 +64,7 @@ async def test_usage_is_exported_as_metrics(endpoint: JudgeEndpoint) -> None:
     judge = JudgeVerifier(profiles={"local": fast_profile(endpoint.url)}, item_deadline_s=5)
     endpoint.script = lambda _: completion('{"score": 4}', usage=(120, 7))
     await judge.ascore([item(), item()])  # the second is a cache hit
+    await judge.aclose()
     registry = CollectorRegistry()
     registry.register(UsageCollector(judge.meter))
     text = generate_latest(registry).decode()
