@@ -142,9 +142,10 @@ class ForkServer:
         with self._lock:
             if self._stderr is None:
                 return ""
-            size = self._stderr.seek(0, os.SEEK_END)
-            self._stderr.seek(max(0, size - 2000))
-            tail = self._stderr.read().decode(errors="replace").strip()
+            # pread, not seek + read: the server writes through the same file offset.
+            fd = self._stderr.fileno()
+            size = os.fstat(fd).st_size
+            tail = os.pread(fd, 2000, max(0, size - 2000)).decode(errors="replace").strip()
         return f"; the server said: {tail}" if tail else ""
 
     def server_pids(self) -> list[int]:
