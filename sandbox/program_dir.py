@@ -30,7 +30,7 @@ class ProgramDir:
                 self._path = path
                 path.chmod(0o755)
                 for name, text in self._files.items():
-                    (path / name).write_text(text)
+                    (path / name).write_text(text, encoding="utf-8")
             return self._path
 
     def remove(self) -> None:

@@ -3,7 +3,8 @@ once, then run each case by handing the server four fds (stdin, stdout, stderr, 
 
 Output is read here, from the case's own pipes, with the same capped reader as every other
 backend; the wall limit is enforced inside the sandbox by the server, and this side adds
-a grace period after which it declares the sandbox broken and restarts it.
+a grace period after which it declares the server broken: the case is a sandbox failure,
+the server is stopped, and the next case starts a new one.
 
 Isolation matches the bwrap backend (see `sandbox.pyfast.server` for the per-case
 namespaces), with two documented differences: the memory and pids cgroup is shared by the
@@ -20,6 +21,7 @@ import json
 import os
 import queue
 import selectors
+import signal
 import socket
 import subprocess
 import tempfile
@@ -50,6 +52,7 @@ class ForkServer:
         self.settings = settings
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._pidfd: int | None = None  # the server's bwrap, signalled without a pid race
         self._sock: socket.socket | None = None
         self._group: cgroups.CaseCgroup | None = None
         self._stderr: IO[bytes] | None = None
@@ -64,11 +67,12 @@ class ForkServer:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
-        if self._proc is not None:
+        if self._proc is not None and self._pidfd is not None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self._proc.pid, 9)
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
             self._proc.wait(timeout=10)
-            self._proc = None
+            os.close(self._pidfd)
+            self._proc, self._pidfd = None, None
         if self._group is not None:
             self._group.close()
             self._group = None
@@ -105,6 +109,8 @@ class ForkServer:
                 "/tmp",
                 "--remount-ro",
                 "/",
+                "--remount-ro",  # cases mount their own /dev/shm and /dev/pts
+                "/dev",
                 "--chdir",
                 "/work",
                 "--",
@@ -120,13 +126,10 @@ class ForkServer:
             # The server's own complaints (never a case's output) land here, so a failure
             # report can say why the server died.
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
-            self._proc = _spawn(argv, theirs.fileno(), self._stderr)
+            self._proc, self._pidfd = _spawn(argv, theirs.fileno(), self._stderr)
             if self._group is not None:
-                # The server runs no untrusted code itself, so placing it after start is
-                # safe: every case is forked later and inherits the group.
-                self._group.add(self._proc.pid)
-                for child in _descendants(self._proc.pid):
-                    self._group.add(child)
+                _place(self._group, self._proc.pid)
+            ours.send(b"go")  # the server forks nothing before this
         except OSError as exc:
             ours.close()
             self._stop()
@@ -209,6 +212,12 @@ class ForkServer:
         owned = {stdin_w, out_r, err_r}
         try:
             return _collect(ctl, owned, stdin_w, out_r, err_r, case.stdin.encode(), limits)
+        except _Unresponsive as exc:
+            complaints = self._complaints()
+            with self._lock:
+                if self._sock is sock:  # not yet replaced by another thread
+                    self._stop()
+            raise SandboxFailure(f"{exc}{complaints}") from None
         except SandboxFailure as exc:
             raise SandboxFailure(f"{exc}{self._complaints()}") from None
         finally:
@@ -220,6 +229,10 @@ class ForkServer:
 _LIVE: weakref.WeakSet[ForkServer] = weakref.WeakSet()
 
 
+class _Unresponsive(SandboxFailure):
+    """The server missed a case's wall limit by more than the grace period: it is broken."""
+
+
 @atexit.register
 def _stop_all() -> None:
     """A sandbox still open at interpreter exit must not leave its server's cgroup behind
@@ -228,14 +241,15 @@ def _stop_all() -> None:
         server.close()
 
 
-def _spawn(argv: list[str], fd: int, stderr: IO[bytes]) -> subprocess.Popen[bytes]:
-    """Start the server from a thread that lives exactly as long as the server.
+def _spawn(argv: list[str], fd: int, stderr: IO[bytes]) -> tuple[subprocess.Popen[bytes], int]:
+    """Start the server from a thread that lives exactly as long as the server; return it
+    and a pidfd for it, opened before anything could reap it.
 
     bwrap's --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that
     forked bwrap exits, not the process: a server started by a short-lived worker thread
     (a run's case pool) was SIGKILLed with that thread, under whatever cases it was
     running. The owner thread waits for the server, so it ends only after the server."""
-    started: queue.Queue[subprocess.Popen[bytes] | OSError] = queue.Queue()
+    started: queue.Queue[tuple[subprocess.Popen[bytes], int] | BaseException] = queue.Queue()
 
     def own() -> None:
         try:
@@ -248,17 +262,31 @@ def _spawn(argv: list[str], fd: int, stderr: IO[bytes]) -> subprocess.Popen[byte
                 pass_fds=(fd,),
                 start_new_session=True,
             )
-        except OSError as exc:
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
             started.put(exc)
             return
-        started.put(proc)
+        try:
+            started.put((proc, os.pidfd_open(proc.pid)))
+        except BaseException as exc:  # noqa: BLE001 - as above; the server must not stay
+            proc.kill()
+            started.put(exc)
         proc.wait()
 
     threading.Thread(target=own, name="referee-pyfast-server", daemon=True).start()
     got = started.get()
-    if isinstance(got, OSError):
+    if isinstance(got, BaseException):
         raise got
     return got
+
+
+def _place(group: cgroups.CaseCgroup, pid: int) -> None:
+    """Put ``pid`` and its descendants in ``group``, each before listing its children: a
+    child forked after its parent was placed inherits the group, one forked before is
+    listed. (The server itself forks nothing until told to go.)"""
+    group.add(pid)
+    with contextlib.suppress(OSError):
+        for child in _children(pid):
+            _place(group, child)
 
 
 def _int_array(fds: list[int]) -> bytes:
@@ -275,14 +303,6 @@ def _children(pid: int) -> list[int]:
 def _comm(pid: int) -> str:
     with open(f"/proc/{pid}/comm") as f:
         return f.read().strip()
-
-
-def _descendants(pid: int) -> list[int]:
-    found: list[int] = []
-    with contextlib.suppress(OSError):
-        for child in _children(pid):
-            found += [child, *_descendants(child)]
-    return found
 
 
 def _collect(
@@ -315,7 +335,7 @@ def _collect(
         while result is None or streams:
             timeout = deadline - time.monotonic()
             if timeout <= 0:
-                raise SandboxFailure("fast path server did not answer in time")
+                raise _Unresponsive("fast path server did not answer in time")
             for key, _ in sel.select(timeout):
                 if key.fileobj is ctl:
                     sel.unregister(ctl)

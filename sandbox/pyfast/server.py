@@ -2,15 +2,17 @@
 
 It is started by `sandbox.pyfast.host` as ``python3 -E -s -c <this file's text> FD N NAME``
 in a bwrap sandbox (no network, uid 65534, no capabilities, read-only system, pool
-cgroup). At start it moves into a user namespace of its own and becomes pid 1 of a new pid
-namespace (the *server*), which gives it the right to create a pid namespace per case.
+cgroup). Once the host says "go" (it has placed the process in the pool's cgroup by then),
+it moves into a user namespace of its own and becomes pid 1 of a new pid namespace (the
+*server*), which gives it the right to create a pid namespace per case.
 
 While idle, the server keeps N *spares*: processes forked as pid 1 of a fresh pid
-namespace (so every process a program starts dies with it), named NAME, that have already
+namespace (so every process a program starts dies with it), named NAME, that
 
-1. unshared new user, mount, uts, ipc and network namespaces (so cases cannot see, signal
+1. unshare new user, mount, uts, ipc and network namespaces (so cases cannot see, signal
    or talk to each other, nor the server),
-2. made their mounts private and hidden /proc behind an empty tmpfs,
+2. make their mounts private, hide /proc behind an empty tmpfs and mount a pty instance
+   of their own (the server's /dev is read-only; a case gets its own /dev/shm too),
 
 and wait for one request. Each request on the SOCK_SEQPACKET socket FD (a JSON header plus
 four fds: stdin, stdout, stderr and a per-case control socket) goes to a spare (or to one
@@ -45,7 +47,7 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_RDONLY, MS_REC, MS_PRIVATE = 2, 4, 1, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
 SYS_CAPSET = 126  # x86_64
 PR_SET_NAME = 15
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -90,12 +92,17 @@ def _isolate() -> None:
     _unshare_user(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET)
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     _check(libc.mount(b"tmpfs", b"/proc", b"tmpfs", MS_RDONLY, b"size=4k"), "hide /proc")
+    # /dev itself is read-only; its writable corners are the case's own, as in a bwrap of
+    # its own: a new pty instance (other cases' terminals are not even listed).
+    pts = b"newinstance,ptmxmode=0666,mode=0620"
+    _check(libc.mount(b"devpts", b"/dev/pts", b"devpts", MS_NOSUID | MS_NOEXEC, pts), "devpts")
 
 
 def _prepare_case(req: dict[str, object]) -> None:
     """With the request: the size-limited /work, the files, rlimits, no capabilities."""
     size = f"size={req['disk_bytes']},mode=1777".encode()
     _check(libc.mount(b"tmpfs", b"/work", b"tmpfs", MS_NOSUID | MS_NODEV, size), "mount /work")
+    _check(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, size), "/dev/shm")
     os.chdir("/work")
     files = req["files"]
     assert isinstance(files, dict)
@@ -116,17 +123,23 @@ def _set_name(name: bytes) -> None:
 
 
 def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
-    """One request: the JSON header and the fds that came with it."""
-    msg, ancdata, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
+    """One request: the JSON header and the fds that came with it. A message whose fds did
+    not all arrive (MSG_CTRUNC) comes back with none: its fds are closed here."""
+    msg, ancdata, flags, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
     fds: list[int] = []
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.extend(memoryview(data).cast("i"))
+            fds.extend(memoryview(data)[: len(data) - len(data) % 4].cast("i"))
+    if flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC):
+        for fd in fds:
+            os.close(fd)
+        return msg, []
     return msg, fds
 
 
 def _spare(sock: socket.socket, name: bytes) -> None:
-    """A forked spare: isolate, wait for one request, run it. Never returns.
+    """A forked spare: isolate, wait for one request, run it. Exits rather than return;
+    an exception that escapes (the socket failing) is left to the fork's ``os._exit``.
 
     A failure before the program starts is sent to the host on the request's control
     socket (fds[3]) before the case exits, so it is the first message the host reads: a
@@ -140,8 +153,10 @@ def _spare(sock: socket.socket, name: bytes) -> None:
     except BaseException as exc:  # noqa: BLE001 - reported with the request, below
         failure = exc
     msg, fds = _receive(sock)
-    if not msg or len(fds) != 4:
+    if not msg:
         os._exit(0)  # the server is shutting down
+    if len(fds) != 4:
+        os._exit(255)  # the server checks the fds; this cannot happen
     sock.close()
     _set_name(b"python3")
     try:
@@ -233,7 +248,7 @@ class Running:
     def finish(self) -> None:
         """Reap the case (its pidfd said it exited) and report to the host, which may be
         gone: ignore that."""
-        _, status, usage = os.wait4(self.pid, os.WNOHANG)
+        _, status, usage = os.wait4(self.pid, 0)  # exited: this does not block
         os.close(self.pidfd)
         result = {
             "returncode": os.waitstatus_to_exitcode(status),
@@ -248,7 +263,8 @@ class Running:
 
 
 class Spare:
-    """A forked, already isolated process waiting on ``sock`` for its one request."""
+    """A forked process that isolates itself (perhaps still doing so) and then waits on
+    ``sock`` for its one request."""
 
     def __init__(self, pid: int, sock: socket.socket) -> None:
         self.pid = pid
@@ -325,8 +341,11 @@ class Server:
                 self._restore_pidns()
                 raise
             if pid == 0:
-                ours.close()
-                _spare(theirs, self.spare_name)
+                try:
+                    ours.close()
+                    _spare(theirs, self.spare_name)
+                finally:
+                    os._exit(255)  # never back into the server's loop
             self._restore_pidns()
         except OSError:
             ours.close()
@@ -351,13 +370,16 @@ class Server:
             sock.close()
             return
         self.target = self.wanted
+        if len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            print(f"sandbox fast path: a request came with {len(fds)} fds", file=sys.stderr)
+            return
         ctl = socket.socket(fileno=fds[3])
         ctl.setblocking(False)
         try:
             wall_s = float(json.loads(msg)["wall_s"])
-            spare = self.spares.pop(next(iter(self.spares))) if self.spares else self._fork_now()
-            spare.sock.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _ints(fds))])
-            spare.sock.close()
+            spare = self._hand_over(msg, fds)
         except Exception as exc:  # noqa: BLE001 - this case's sandbox failed; keep serving
             with contextlib.suppress(OSError, ValueError):
                 ctl.send(json.dumps({"error": f"cannot start the case: {exc!r}"}).encode())
@@ -371,17 +393,38 @@ class Server:
         self.sel.modify(case.pidfd, selectors.EVENT_READ, self._exited)
         self.sel.register(ctl, selectors.EVENT_READ, self._asked)
 
-    def _fork_now(self) -> Spare:
-        spare = self._add_spare()
-        return self.spares.pop(spare.pidfd)
+    def _hand_over(self, msg: bytes, fds: list[int]) -> Spare:
+        """Send the request to a spare (forking one if none is ready). The spare is taken
+        out of the pool only once it has the request; one that cannot take it is killed."""
+        spare = next(iter(self.spares.values()), None) or self._add_spare()
+        try:
+            spare.sock.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _ints(fds))])
+        except OSError:
+            self._discard(spare)
+            raise
+        del self.spares[spare.pidfd]
+        spare.sock.close()
+        return spare
+
+    def _discard(self, spare: Spare) -> None:
+        """Kill a spare, reap it and forget it."""
+        self.spares.pop(spare.pidfd, None)
+        self.sel.unregister(spare.pidfd)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(spare.pid, signal.SIGKILL)
+        os.waitpid(spare.pid, 0)
+        os.close(spare.pidfd)
+        spare.sock.close()
 
     def _spare_died(self, pidfd: int) -> None:
-        """A spare exited before it was used (killed, or out of memory): forget it."""
-        spare = self.spares.pop(pidfd)
-        self.sel.unregister(pidfd)
-        os.waitpid(spare.pid, os.WNOHANG)
-        os.close(pidfd)
-        spare.sock.close()
+        """A spare exited before it was used (killed, or out of memory): forget it, and
+        fork no more until the next request, so a spare that dies at once is not forked
+        again in a tight loop."""
+        spare = self.spares.get(pidfd)
+        if spare is None:
+            return
+        self._discard(spare)
+        self.target = len(self.spares)
         print(f"sandbox fast path: a spare exited unused (pid {spare.pid})", file=sys.stderr)
 
     def _exited(self, pidfd: int) -> None:
@@ -410,6 +453,7 @@ def _become_namespace_parent() -> None:
     _unshare_user(CLONE_NEWPID)
     pid = os.fork()
     if pid:
+        os.closerange(3, 1 << 16)  # only the server keeps the host's socket
         _, status = os.waitpid(pid, 0)
         os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
@@ -436,6 +480,10 @@ def main() -> None:
     spares to keep ready, and the process name an idle spare carries."""
     sock = socket.socket(fileno=int(sys.argv[1]))
     _warm()
+    # Fork nothing before the host has put us in the pool's cgroup, so that every case
+    # (forked later, by a process already placed) inherits it.
+    if sock.recv(16) != b"go":
+        os._exit(0)
     _become_namespace_parent()
     Server(sock, int(sys.argv[2]), os.fsencode(sys.argv[3])).serve()
 

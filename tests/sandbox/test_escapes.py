@@ -195,6 +195,22 @@ def test_no_host_secrets_in_the_environment(
     assert keys <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PWD"}, keys
 
 
+def test_a_case_leaves_nothing_for_the_next(sandbox: Sandbox) -> None:
+    """Every writable place a case can reach is its own: what one case writes to the work
+    dir, /tmp, /dev/shm or /dev is not there for the next case of the same sandbox."""
+    places = ["/work/left", "/tmp/left", "/dev/shm/left", "/dev/left"]
+    writer = "\n".join(
+        f"try:\n    open({p!r}, 'w').write('x')\n    print('wrote', {p!r})\n"
+        "except OSError:\n    pass"
+        for p in places
+    )
+    [first] = sandbox.run(Program(language="python3", source=writer), [Case()]).cases
+    assert "wrote /dev/shm/left" in first.stdout, first  # else the check below proves little
+    reader = f"import os\nprint([p for p in {places!r} if os.path.exists(p)])"
+    [second] = sandbox.run(Program(language="python3", source=reader), [Case()]).cases
+    assert (second.status, second.stdout) == (CaseStatus.OK, "[]\n"), second
+
+
 def test_a_host_process_survives_kill_minus_one(sandbox: Sandbox) -> None:
     sentinel = subprocess.Popen(["sleep", "30"])
     try:

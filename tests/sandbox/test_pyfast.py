@@ -4,7 +4,9 @@ fixture relies on (so they can fail)."""
 
 from __future__ import annotations
 
+import array
 import os
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -54,16 +56,81 @@ def test_concurrent_cases_are_supervised_independently(fast_sandbox: Sandbox) ->
 
 
 def test_a_running_case_counts_as_a_stray(fast_sandbox: Sandbox) -> None:
-    """The leftover fixture's fast-path check sees a live case (else it proves nothing)."""
+    """The leftover fixture's fast-path check sees a live case (else it proves nothing),
+    and what it sees is the case: gone once the case has been reported."""
     running = threading.Thread(
         target=lambda: fast_sandbox.run(py("import time; time.sleep(30)"), [Case()])
     )
     running.start()
-    deadline = time.monotonic() + FAST.wall_s
-    while not fast_path_strays() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert fast_path_strays(), "a running case is invisible to the leftover check"
+    seen = _wait_for_strays(1)
+    assert seen, "a running case is invisible to the leftover check"
     running.join()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in seen), seen
+
+
+def _wait_for_strays(count: int) -> set[int]:
+    deadline = time.monotonic() + FAST.wall_s
+    while len(strays := fast_path_strays()) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return strays
+
+
+def _namespaces(pid: int) -> dict[str, str]:
+    kinds = ("user", "mnt", "uts", "ipc", "net", "pid")
+    return {kind: os.readlink(f"/proc/{pid}/ns/{kind}") for kind in kinds}
+
+
+def test_each_case_has_namespaces_of_its_own(fast_sandbox: Sandbox) -> None:
+    """Read from the host: two concurrent cases share no namespace with each other or with
+    the server (a case cannot observe this itself: it has no capabilities to try)."""
+    sleeper = py("import time; time.sleep(1)")
+    threads = [threading.Thread(target=fast_sandbox.run, args=(sleeper, [Case()])) for _ in "ab"]
+    for thread in threads:
+        thread.start()
+    cases = sorted(_wait_for_strays(2))
+    server = fast_sandbox.resident_pids()[3]
+    seen = [_namespaces(pid) for pid in [server, *cases]]
+    for thread in threads:
+        thread.join()
+    assert len(cases) == 2, cases
+    for kind in seen[0]:
+        assert len({ns[kind] for ns in seen}) == 3, (kind, seen)
+
+
+def test_a_malformed_request_does_not_stop_the_server(fast_sandbox: Sandbox) -> None:
+    """A request with the wrong number of fds is dropped with a complaint; the server,
+    same pids, runs the next case."""
+    fast_sandbox.run(py("pass"), [Case()])
+    server = fast_sandbox.resident_pids()[:4]
+    assert fast_sandbox._fast is not None and fast_sandbox._fast._sock is not None
+    r, w = os.pipe()
+    rights = (socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r, w]).tobytes())
+    fast_sandbox._fast._sock.sendmsg([b'{"wall_s": 1}'], [rights])
+    os.close(r)
+    os.close(w)
+    [case] = fast_sandbox.run(py("print('fine')"), [Case()]).cases
+    assert (case.status, case.stdout) == (CaseStatus.OK, "fine\n"), case.stderr
+    assert fast_sandbox.resident_pids()[:4] == server
+
+
+def test_a_spare_killed_while_idle_is_replaced(fast_sandbox: Sandbox) -> None:
+    """Spares that die unused are forgotten (not handed a case), and new ones forked."""
+    fast_sandbox.run(py("pass"), [Case()])
+    deadline = time.monotonic() + 2.0
+    while len(fast_sandbox.resident_pids()) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server, spares = fast_sandbox.resident_pids()[:4], fast_sandbox.resident_pids()[4:]
+    for pid in spares:
+        os.kill(pid, 9)
+    for _ in range(3):
+        [case] = fast_sandbox.run(py("print('fine')"), [Case()]).cases
+        assert (case.status, case.stdout) == (CaseStatus.OK, "fine\n"), case.stderr
+    assert fast_sandbox.resident_pids()[:4] == server
+    deadline = time.monotonic() + 2.0
+    while len(fast_sandbox.resident_pids()) < 4 + len(spares) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    fresh = fast_sandbox.resident_pids()[4:]
+    assert len(fresh) == len(spares) and not set(spares) & set(fresh), (spares, fresh)
 
 
 def test_a_dead_server_is_replaced_and_the_case_still_runs(work_root: object) -> None:
