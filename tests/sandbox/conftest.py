@@ -99,7 +99,11 @@ _RESIDENT: list[Sandbox] = []
 
 def fast_path_strays() -> set[int]:
     """Processes under a resident fast-path server other than the server itself: a case
-    (or something it started) still alive."""
+    (or something it started) still alive.
+
+    Idle spares are told apart by their process name, which a case could also take; a
+    case that renamed itself to hide would still be killed at its wall limit, so the
+    check can miss a case only while it is still inside its limits."""
     strays: set[int] = set()
     for sandbox in _RESIDENT:
         chain = sandbox.resident_pids()
