@@ -17,6 +17,7 @@ bwrap bubblewrap
 sqlite3 sqlite3
 iverilog iverilog
 go golang-go
+openssl openssl
 PACKAGES
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing Debian packages: ${missing[*]}"

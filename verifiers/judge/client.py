@@ -1,7 +1,7 @@
 """The HTTP side of a judge profile: one pooled async client, a concurrency limit, retries.
 
-One `ProfileClient` per profile and event loop (an ``httpx.AsyncClient`` and an
-``asyncio.Semaphore`` belong to the loop that first uses them). Every call runs under the
+One `ProfileClient` per profile and event loop (its connection pool and its concurrency
+slots belong to the loop that first uses them). Every call runs under the
 item's deadline: waiting for a free slot, each attempt (cut to ``min(profile.timeout_s,
 time left)``) and each backoff sleep. Retried: connection errors, a call that exceeded
 ``profile.timeout_s``, 429 (waiting at least ``Retry-After``) and 5xx, with exponential
@@ -12,34 +12,26 @@ A circuit breaker does the same for items still queued when the endpoint is down
 ``breaker_failures`` consecutive retryable failures other than 429, calls fail at once
 for ``breaker_cooldown_s``.
 
-The connections are split over several ``httpx.AsyncClient`` shards of at most
-`SHARD_CONNECTIONS` each: httpx's pool costs grow with the connections in one pool
-(encode/httpx#3215), and one 64-connection pool reached a fifth of the throughput that
-four 16-connection pools did on the same loopback benchmark. All shards, and every
-`ProfileClient` in the process, share one TLS context (`tls_context`): building one loads
-the CA bundle (30-100 ms), and a client is built per event loop, so per sync ``score``
-call.
+The HTTP itself is `verifiers.judge.transport`: a small keep-alive HTTP/1.1 client, or
+httpx when the environment routes the endpoint through a proxy.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import functools
+import json
 import random
-import ssl
 import time
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from verifiers.base import ItemError, ItemTimeout
 from verifiers.judge.logprobs import TokenLogprob, parse_tokens
 from verifiers.judge.profiles import JudgeProfile
+from verifiers.judge.transport import Response, TransportError, open_pool
 
 RETRYABLE_STATUS = frozenset({408, 429})
-SHARD_CONNECTIONS = 16
 
 
 @dataclass(frozen=True)
@@ -74,33 +66,17 @@ class ProfileClient:
         self.name = name
         self.profile = profile
         self._rng = rng or random.Random()
-        shards = -(-profile.concurrency // SHARD_CONNECTIONS)
-        per_shard = -(-profile.concurrency // shards)
-        limits = httpx.Limits(max_connections=per_shard, max_keepalive_connections=per_shard)
-        self._shards = [
-            httpx.AsyncClient(
-                base_url=profile.base_url.rstrip("/") + "/",
-                verify=tls_context(),
-                limits=limits,
-                timeout=httpx.Timeout(profile.timeout_s, connect=profile.connect_timeout_s),
-            )
-            for _ in range(shards)
-        ]
-        # Merged with base_url once: httpx re-parses the whole URL to merge a relative one
-        # (two urlparse calls per request: 3-4% of the client CPU in a cProfile of bench/judge.py).
-        self._url = self._shards[0].build_request("POST", "chat/completions").url
-        # One token per allowed request in flight; a token names the shard it runs on.
-        self._slots: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
-        for i in range(profile.concurrency):
-            self._slots.put_nowait(self._shards[i % shards])
+        self._pool = open_pool(profile.base_url, profile.connect_timeout_s, profile.concurrency)
+        self._slots = asyncio.Semaphore(profile.concurrency)
+        self.closed = False
         self._failures = 0
         self._open_until = 0.0
         self._last_failure = ("judge_unreachable", "")
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        for shard in self._shards:
-            await shard.aclose()
+        self.closed = True
+        await self._pool.aclose()
 
     async def complete(self, body: dict[str, Any], deadline: float) -> Completion:
         """Post ``body``; retry what is retryable while ``deadline`` (``time.monotonic``)
@@ -149,7 +125,7 @@ class ProfileClient:
         self._check_circuit()
         try:
             async with asyncio.timeout(max(deadline - time.monotonic(), 0)):
-                shard = await self._slots.get()
+                await self._slots.acquire()
         except TimeoutError:
             raise ItemTimeout(f"{self.name}: deadline passed waiting for a judge slot") from None
         try:
@@ -160,38 +136,32 @@ class ProfileClient:
                 raise ItemTimeout(f"{self.name}: deadline passed before the judge call")
             try:
                 async with asyncio.timeout(limit):
-                    response = await self._post(shard, body, limit)
-            except (TimeoutError, httpx.TimeoutException):
+                    response = await self._pool.post(
+                        "chat/completions", _encode(body), self._headers()
+                    )
+            except TimeoutError:
                 if limit < self.profile.timeout_s:
                     raise ItemTimeout(
                         f"{self.name}: deadline passed waiting for the judge"
                     ) from None
                 raise _Retryable("judge_timeout", f"no reply within {limit:g} s") from None
-            except httpx.TransportError as exc:
-                raise _Retryable("judge_unreachable", f"{type(exc).__name__}: {exc}") from None
+            except TransportError as exc:
+                raise _Retryable("judge_unreachable", str(exc)) from None
         finally:
-            self._slots.put_nowait(shard)
+            self._slots.release()
         return _completion(response)
 
-    async def _post(
-        self, shard: httpx.AsyncClient, body: dict[str, Any], limit: float
-    ) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {key}"} if (key := self.profile.api_key()) else {}
-        # httpx's own timeouts are per operation; the asyncio timeout around this call is the
-        # real per-call limit, so httpx's only has to be no shorter than it.
-        timeout = httpx.Timeout(limit + 1.0, connect=min(self.profile.connect_timeout_s, limit))
-        return await shard.post(self._url, json=body, headers=headers, timeout=timeout)
+    def _headers(self) -> dict[str, str]:
+        key = self.profile.api_key()
+        return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The process's TLS context for judge endpoints: httpx's default verification (the
-    certifi bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR`` as set when first called)."""
-    return httpx.create_ssl_context()
+def _encode(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _completion(response: httpx.Response) -> Completion:
-    status = response.status_code
+def _completion(response: Response) -> Completion:
+    status = response.status
     if status == 429 or status in RETRYABLE_STATUS:
         raise _Retryable(
             "judge_rate_limited", f"HTTP {status}", retry_after(response.headers.get("retry-after"))
@@ -201,9 +171,10 @@ def _completion(response: httpx.Response) -> Completion:
             "judge_http_5xx", f"HTTP {status}", retry_after(response.headers.get("retry-after"))
         )
     if status >= 400:
-        raise ItemError("judge_http_4xx", f"HTTP {status}: {response.text[:300]}")
+        text = response.body[:300].decode(errors="replace")
+        raise ItemError("judge_http_4xx", f"HTTP {status}: {text}")
     try:
-        data = response.json()
+        data = json.loads(response.body)
         choices = tuple(
             Choice(
                 content=choice["message"].get("content") or "",

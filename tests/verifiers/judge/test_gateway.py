@@ -125,5 +125,6 @@ def test_gateway_shutdown_closes_the_judge_connections(
         assert client.post("/v1/score", json={"items": [item]}).status_code == 200
         [session] = judge._sessions.values()  # the gateway loop's, with its open client
         [profile_client] = session.clients.values()
+        assert not profile_client.closed
     assert not judge._sessions, "the gateway loop's judge session outlived shutdown"
-    assert all(shard.is_closed for shard in profile_client._shards)
+    assert profile_client.closed
