@@ -4,6 +4,7 @@ per language when ``smoke`` is set), so it takes seconds; nothing runs at import
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from sandbox import cgroups, languages
@@ -45,6 +46,7 @@ def check_host(settings: SandboxSettings | None = None, smoke: bool = True) -> l
         problem = backend.problem()
         note = "" if backend.isolating else " (NOT isolating: trusted code only)"
         checks.append(Check(f"backend {name}", problem is None, (problem or "works") + note))
+    checks.append(_check_identity(settings, os.geteuid()))
     support = cgroups.detect()
     checks.append(
         Check(
@@ -60,6 +62,21 @@ def check_host(settings: SandboxSettings | None = None, smoke: bool = True) -> l
         for lang in languages.LANGUAGES.values():
             checks.append(_check_language(sandbox, lang, smoke))
     return checks
+
+
+def _check_identity(settings: SandboxSettings, euid: int) -> Check:
+    """bwrap maps the sandbox's uid to the uid that started it: started as root, files in
+    the visible system directories that only root may read are readable in the sandbox
+    (capabilities are still dropped and every mount is read-only)."""
+    inside = settings.sandbox_uid
+    if euid != 0:
+        return Check("sandbox identity", True, f"uid {inside} inside, uid {euid} outside")
+    return Check(
+        "sandbox identity",
+        False,
+        f"uid {inside} inside maps to root outside (this process runs as root): "
+        "run referee as an unprivileged user, as the image does (uid 10001)",
+    )
 
 
 def _check_language(sandbox: Sandbox, lang: languages.Language, smoke: bool) -> Check:
