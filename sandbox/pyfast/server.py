@@ -35,6 +35,7 @@ import ctypes
 import json
 import os
 import resource
+import select
 import selectors
 import signal
 import socket
@@ -50,6 +51,7 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
 SYS_CAPSET = 126  # x86_64
 PR_SET_NAME = 15
+SERVER_NAME = b"referee-server"
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -137,7 +139,7 @@ def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     return msg, fds
 
 
-def _spare(sock: socket.socket, name: bytes) -> None:
+def _spare(sock: socket.socket) -> None:
     """A forked spare: isolate, wait for one request, run it. Exits rather than return;
     an exception that escapes (the socket failing) is left to the fork's ``os._exit``.
 
@@ -146,7 +148,6 @@ def _spare(sock: socket.socket, name: bytes) -> None:
     sandbox failure, never mistaken for the program's own error."""
     os.closerange(3, sock.fileno())  # the server's other fds are not the case's business
     os.closerange(sock.fileno() + 1, 1 << 16)
-    _set_name(name)  # so the host can tell an idle spare from a case that outlived its run
     failure = None
     try:
         _isolate()
@@ -157,6 +158,9 @@ def _spare(sock: socket.socket, name: bytes) -> None:
         os._exit(0)  # the server is shutting down
     if len(fds) != 4:
         os._exit(255)  # the server checks the fds; this cannot happen
+    # Receipt, read by the server when the case ends: a spare killed before this line
+    # never ran the program, and its death is the sandbox's failure, not the program's.
+    sock.send(b"1")
     sock.close()
     _set_name(b"python3")
     try:
@@ -231,9 +235,10 @@ def _execute(source: str) -> int:
 class Running:
     """One case the server supervises: a spare that was handed a request."""
 
-    def __init__(self, pid: int, pidfd: int, ctl: socket.socket, wall_s: float) -> None:
-        self.pid = pid
-        self.pidfd = pidfd
+    def __init__(self, spare: Spare, ctl: socket.socket, wall_s: float) -> None:
+        self.pid = spare.pid
+        self.pidfd = spare.pidfd
+        self.receipt = spare.sock  # the spare writes one byte once it has the request
         self.ctl = ctl
         self.start = time.monotonic()
         self.deadline = self.start + wall_s
@@ -250,16 +255,27 @@ class Running:
         gone: ignore that."""
         _, status, usage = os.wait4(self.pid, 0)  # exited: this does not block
         os.close(self.pidfd)
-        result = {
-            "returncode": os.waitstatus_to_exitcode(status),
+        code = os.waitstatus_to_exitcode(status)
+        result: dict[str, object] = {
+            "returncode": code,
             "wall_s": time.monotonic() - self.start,
             "cpu_s": usage.ru_utime + usage.ru_stime,
             "maxrss_kb": usage.ru_maxrss,
             "timed_out": self.timed_out,
         }
+        if not self._took_request():
+            result = {"error": f"the spare died (exit {code}) before it took the request"}
         with contextlib.suppress(OSError, ValueError):
             self.ctl.send(json.dumps(result).encode())
         self.ctl.close()
+
+    def _took_request(self) -> bool:
+        try:
+            return self.receipt.recv(1, socket.MSG_DONTWAIT) == b"1"
+        except OSError:
+            return False
+        finally:
+            self.receipt.close()
 
 
 class Spare:
@@ -335,17 +351,22 @@ class Server:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             _check(libc.unshare(CLONE_NEWPID), "unshare pid")
+            # Born with the spare's name, so the host never sees an idle spare under
+            # another name (its leftover checks tell spares from cases by name).
+            _set_name(self.spare_name)
             try:
                 pid = os.fork()
             except OSError:
+                _set_name(SERVER_NAME)
                 self._restore_pidns()
                 raise
             if pid == 0:
                 try:
                     ours.close()
-                    _spare(theirs, self.spare_name)
+                    _spare(theirs)
                 finally:
                     os._exit(255)  # never back into the server's loop
+            _set_name(SERVER_NAME)
             self._restore_pidns()
         except OSError:
             ours.close()
@@ -388,7 +409,7 @@ class Server:
         finally:
             for fd in fds[:3]:
                 os.close(fd)
-        case = Running(spare.pid, spare.pidfd, ctl, wall_s)
+        case = Running(spare, ctl, wall_s)
         self.running[case.pidfd] = case
         self.sel.modify(case.pidfd, selectors.EVENT_READ, self._exited)
         self.sel.register(ctl, selectors.EVENT_READ, self._asked)
@@ -396,15 +417,24 @@ class Server:
     def _hand_over(self, msg: bytes, fds: list[int]) -> Spare:
         """Send the request to a spare (forking one if none is ready). The spare is taken
         out of the pool only once it has the request; one that cannot take it is killed."""
-        spare = next(iter(self.spares.values()), None) or self._add_spare()
+        spare = self._live_spare() or self._add_spare()
         try:
             spare.sock.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _ints(fds))])
         except OSError:
             self._discard(spare)
             raise
         del self.spares[spare.pidfd]
-        spare.sock.close()
         return spare
+
+    def _live_spare(self) -> Spare | None:
+        """A spare that has not exited; ones that have (their exit not yet seen by the loop)
+        are forgotten on the way. One still dying can slip through: its missing receipt
+        then makes the case a sandbox failure (`Running.finish`)."""
+        for spare in list(self.spares.values()):
+            if not select.select([spare.pidfd], [], [], 0)[0]:
+                return spare
+            self._spare_died(spare.pidfd)
+        return None
 
     def _discard(self, spare: Spare) -> None:
         """Kill a spare, reap it and forget it."""

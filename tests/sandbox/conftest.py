@@ -108,7 +108,10 @@ def fast_path_strays() -> set[int]:
     for sandbox in _RESIDENT:
         chain = sandbox.resident_pids()
         if chain:
-            strays |= set(descendants(chain[0])) - set(chain)
+            found = set(descendants(chain[0]))
+            # Resident pids read again, after the tree: a spare forked since the first
+            # read is in the tree, and must be in the list it is subtracted from.
+            strays |= found - set(sandbox.resident_pids())
     return strays
 
 
