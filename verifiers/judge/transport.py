@@ -163,6 +163,7 @@ class Pool:
             f"Host: {self.origin.host_header}",
             "Content-Type: application/json",
             "Accept: application/json",
+            "User-Agent: referee-judge",  # some gateways refuse requests without one
             f"Content-Length: {length}",
             *(f"{name}: {value}" for name, value in headers.items()),
         ]

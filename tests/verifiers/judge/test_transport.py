@@ -151,6 +151,7 @@ async def test_the_request_is_what_the_judge_expects(
     assert headers["host"] == f"127.0.0.1:{pool.origin.port}"
     assert headers["content-type"] == "application/json"
     assert headers["authorization"] == "Bearer k"
+    assert headers["user-agent"] == "referee-judge"
     assert sent == body
 
 
