@@ -70,7 +70,8 @@ class ForkServer:
         if self._proc is not None and self._pidfd is not None:
             with contextlib.suppress(ProcessLookupError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            self._proc.wait(timeout=10)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=10)  # its owner thread reaps it in any case
             os.close(self._pidfd)
             self._proc, self._pidfd = None, None
         if self._group is not None:
@@ -93,7 +94,8 @@ class ForkServer:
                 pool = self.settings.parallelism
                 self._group = cgroups.CaseCgroup(
                     support,
-                    ((limits.memory_mb + limits.disk_mb) * pool + 64) << 20,
+                    # A case's tmpfs: /work and /dev/shm, each up to disk_mb.
+                    ((limits.memory_mb + 2 * limits.disk_mb) * pool + 64) << 20,
                     limits.processes * pool + 8,
                     kind="pool",
                 )
@@ -283,10 +285,16 @@ def _place(group: cgroups.CaseCgroup, pid: int) -> None:
     """Put ``pid`` and its descendants in ``group``, each before listing its children: a
     child forked after its parent was placed inherits the group, one forked before is
     listed. (The server itself forks nothing until told to go.)"""
-    group.add(pid)
-    with contextlib.suppress(OSError):
-        for child in _children(pid):
-            _place(group, child)
+    try:
+        group.add(pid)
+    except ProcessLookupError:
+        return  # exited: nothing of it to place
+    try:
+        children = _children(pid)
+    except OSError:
+        return  # exited since
+    for child in children:
+        _place(group, child)
 
 
 def _int_array(fds: list[int]) -> bytes:
@@ -334,8 +342,10 @@ def _collect(
     try:
         while result is None or streams:
             timeout = deadline - time.monotonic()
-            if timeout <= 0:
+            if timeout <= 0 and result is None:
                 raise _Unresponsive("fast path server did not answer in time")
+            if timeout <= 0:
+                raise SandboxFailure("the case's output did not end after its result")
             for key, _ in sel.select(timeout):
                 if key.fileobj is ctl:
                     sel.unregister(ctl)

@@ -373,7 +373,13 @@ class Server:
             raise
         finally:
             theirs.close()
-        spare = Spare(pid, ours)
+        try:
+            spare = Spare(pid, ours)
+        except OSError:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            ours.close()
+            raise
         self.spares[spare.pidfd] = spare
         self.sel.register(spare.pidfd, selectors.EVENT_READ, self._spare_died)
         return spare
@@ -396,7 +402,13 @@ class Server:
                 os.close(fd)
             print(f"sandbox fast path: a request came with {len(fds)} fds", file=sys.stderr)
             return
-        ctl = socket.socket(fileno=fds[3])
+        try:
+            ctl = socket.socket(fileno=fds[3])
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            print("sandbox fast path: a request's control fd is not a socket", file=sys.stderr)
+            return
         ctl.setblocking(False)
         try:
             wall_s = float(json.loads(msg)["wall_s"])
@@ -431,7 +443,9 @@ class Server:
         are forgotten on the way. One still dying can slip through: its missing receipt
         then makes the case a sandbox failure (`Running.finish`)."""
         for spare in list(self.spares.values()):
-            if not select.select([spare.pidfd], [], [], 0)[0]:
+            poll = select.poll()  # not select(): pidfds can be numbered past 1023
+            poll.register(spare.pidfd, select.POLLIN)
+            if not poll.poll(0):
                 return spare
             self._spare_died(spare.pidfd)
         return None

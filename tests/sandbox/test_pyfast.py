@@ -89,11 +89,11 @@ def test_each_case_has_namespaces_of_its_own(fast_sandbox: Sandbox) -> None:
     for thread in threads:
         thread.start()
     cases = sorted(_wait_for_strays(2))
+    assert len(cases) == 2, cases
     server = fast_sandbox.resident_pids()[3]
     seen = [_namespaces(pid) for pid in [server, *cases]]
     for thread in threads:
         thread.join()
-    assert len(cases) == 2, cases
     for kind in seen[0]:
         assert len({ns[kind] for ns in seen}) == 3, (kind, seen)
 
@@ -117,17 +117,48 @@ def test_a_malformed_request_does_not_stop_the_server(fast_sandbox: Sandbox) -> 
 def test_a_spare_killed_while_idle_is_replaced(fast_sandbox: Sandbox) -> None:
     """Spares that die unused are forgotten (not handed a case), and new ones forked."""
     spares = _wait_for_spares(fast_sandbox)
+    assert len(spares) == min(fast_sandbox.settings.parallelism, 4)
     server = fast_sandbox.resident_pids()[:4]
     for pid in spares:
         os.kill(pid, signal.SIGKILL)
     for pid in spares:
-        _wait_dead(pid)  # else one can still be dying when the next case arrives
+        assert _wait_dead(pid)  # else one can still be dying when the next case arrives
     for _ in range(3):
         [case] = fast_sandbox.run(py("print('fine')"), [Case()]).cases
         assert (case.status, case.stdout) == (CaseStatus.OK, "fine\n"), case.stderr
     assert fast_sandbox.resident_pids()[:4] == server
     fresh = _wait_for_spares(fast_sandbox)
     assert len(fresh) == len(spares) and not set(spares) & set(fresh), (spares, fresh)
+
+
+def test_a_dead_server_is_replaced_and_the_case_still_runs(work_root: object) -> None:
+    """If the server dies under a case, the case is re-run in a bwrap of its own (counted
+    as a fallback), and the next run starts a new server."""
+    with Sandbox(SandboxSettings(backend="bwrap", python_fast_path=True, limits=FAST)) as sb:
+        sb.run(py("pass"), [Case()])
+        first = sb.resident_pids()[:4]
+        victim = threading.Timer(0.3, lambda: os.kill(first[0], 9))
+        victim.start()
+        [case] = sb.run(py("import time; time.sleep(0.6); print('done')"), [Case()]).cases
+        assert (case.status, case.stdout) == (CaseStatus.OK, "done\n"), case.stderr
+        assert sb.fast_path_fallbacks == 1
+        sb.run(py("pass"), [Case()])
+        assert sb.resident_pids()[:4] not in ([], first)
+
+
+def test_idle_spares_are_bounded_and_named(fast_sandbox: Sandbox) -> None:
+    """Between runs the server keeps at most min(parallelism, 4) spares, each carrying the
+    spare name (a case would carry python3's), so the leftover check can tell them apart."""
+    fast_sandbox.run(py("pass"), [Case()])
+    limit = min(fast_sandbox.settings.parallelism, 4)
+    deadline = time.monotonic() + 2.0
+    while len(fast_sandbox.resident_pids()) < 4 + limit and time.monotonic() < deadline:
+        time.sleep(0.01)  # spares are forked while the server is idle
+    spares = fast_sandbox.resident_pids()[4:]
+    assert len(spares) == limit
+    for pid in spares:
+        with open(f"/proc/{pid}/comm") as f:
+            assert f.read().strip() == "referee-spare"
 
 
 def test_a_spare_that_dies_holding_a_request_is_a_sandbox_failure(work_root: object) -> None:
@@ -137,6 +168,7 @@ def test_a_spare_that_dies_holding_a_request_is_a_sandbox_failure(work_root: obj
     with Sandbox(SandboxSettings(backend="bwrap", python_fast_path=True, limits=FAST)) as sb:
         sb.run(py("pass"), [Case()])
         spares = _wait_for_spares(sb)
+        assert spares
         for pid in spares:
             os.kill(pid, signal.SIGSTOP)  # alive, but cannot read the request
         result: list[object] = []
@@ -154,17 +186,19 @@ def test_a_spare_that_dies_holding_a_request_is_a_sandbox_failure(work_root: obj
         assert sb.fast_path_fallbacks == 1
 
 
-def _wait_dead(pid: int) -> None:
-    """Until ``pid`` is a zombie or gone (its exit is visible to its parent)."""
+def _wait_dead(pid: int) -> bool:
+    """True once ``pid`` is a zombie or gone (its exit visible to its parent); False if it
+    is still alive after 2 s."""
     deadline = time.monotonic() + 2.0
     while time.monotonic() < deadline:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return
+                    return True
         except OSError:
-            return
+            return True
         time.sleep(0.005)
+    return False
 
 
 def _wait_for_spares(sandbox: Sandbox) -> list[int]:
@@ -175,3 +209,20 @@ def _wait_for_spares(sandbox: Sandbox) -> list[int]:
     while len(sandbox.resident_pids()) < wanted and time.monotonic() < deadline:
         time.sleep(0.01)
     return sandbox.resident_pids()[4:]
+
+
+def test_a_server_that_stops_answering_is_replaced(work_root: object) -> None:
+    """A server that misses a case's wall limit by the grace period is stopped; the case
+    is re-run in a bwrap of its own (counted) and the next run gets a new server."""
+    with Sandbox(SandboxSettings(backend="bwrap", python_fast_path=True, limits=FAST)) as sb:
+        sb.run(py("pass"), [Case()])
+        first = sb.resident_pids()[:4]
+        freeze = threading.Timer(0.2, lambda: os.kill(first[3], signal.SIGSTOP))
+        freeze.start()
+        [case] = sb.run(py("import time; time.sleep(0.5); print('x')"), [Case()]).cases
+        assert (case.status, case.stdout) == (CaseStatus.OK, "x\n"), case.stderr
+        assert sb.fast_path_fallbacks == 1
+        for pid in first:
+            assert _wait_dead(pid), "the stopped server outlived its sandbox"
+        sb.run(py("pass"), [Case()])
+        assert sb.resident_pids()[:4] not in ([], first)
