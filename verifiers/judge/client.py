@@ -75,8 +75,8 @@ class ProfileClient:
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        self.closed = True
         await self._pool.aclose()
+        self.closed = True
 
     async def complete(self, body: dict[str, Any], deadline: float) -> Completion:
         """Post ``body``; retry what is retryable while ``deadline`` (``time.monotonic``)

@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from verifiers.judge.transport import Origin
 
 
 class JudgeProfile(BaseModel):
@@ -63,9 +65,17 @@ class JudgeProfile(BaseModel):
     cache_size: int = Field(default=50_000, ge=0)
     """Parsed replies kept per profile (LRU); 0 disables the cache."""
 
+    @field_validator("base_url")
+    @classmethod
+    def _reachable_url(cls, value: str) -> str:
+        Origin.parse(value)  # raises ValueError, which pydantic names with the field
+        return value
+
     def api_key(self) -> str | None:
-        """The key from the environment variable ``api_key_env`` (read at call time)."""
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
+        """The key from the environment variable ``api_key_env`` (read at call time),
+        without surrounding whitespace (a secret file's trailing newline)."""
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return key.strip() if key else None
 
 
 _PROFILES = TypeAdapter(dict[str, JudgeProfile])

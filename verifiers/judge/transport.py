@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import ssl
+import time
 import urllib.request
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,6 +30,10 @@ import httpx
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_BODY_BYTES = 64 * 1024 * 1024
+IDLE_EXPIRY_S = 5.0
+"""An idle connection older than this is closed rather than reused (as httpx does): a NAT
+or load balancer may have dropped it without telling either side."""
+_FORBIDDEN_IN_HEADERS = frozenset("\r\n\0")
 
 
 class TransportError(Exception):
@@ -59,6 +64,8 @@ class Origin:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError(f"a judge base URL takes no query, fragment or credentials: {url!r}")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
 
@@ -105,16 +112,26 @@ def proxied(url: str) -> bool:
     proxies = urllib.request.getproxies()
     if parts.scheme not in proxies and "all" not in proxies:
         return False
-    return not urllib.request.proxy_bypass(parts.hostname or "")
+    host = parts.hostname or ""
+    # With the port too, so that a NO_PROXY entry naming host:port matches.
+    return not urllib.request.proxy_bypass(f"{host}:{parts.port}" if parts.port else host)
 
 
 class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        self.idle_since = 0.0
 
-    def usable(self) -> bool:
-        return not (self.writer.is_closing() or self.reader.at_eof())
+    def usable(self, now: float) -> bool:
+        """Open, not idle too long, and nothing unread: bytes that arrived while idle (a
+        408, a close notice, a stray body) must never be read as the next reply."""
+        return not (
+            self.writer.is_closing()
+            or self.reader.at_eof()
+            or _unread(self.reader)
+            or now - self.idle_since > IDLE_EXPIRY_S
+        )
 
     def close(self) -> None:
         self.writer.transport.abort()
@@ -137,15 +154,19 @@ class Pool:
         that turns out closed before any byte of the response (the server timed it out) is
         replaced by a new one once; every other failure raises `TransportError`."""
         head = self._head(path, len(body), headers)
+        now = time.monotonic()
         while self._idle:
             conn = self._idle.pop()
-            if not conn.usable():
+            if not conn.usable(now):
                 conn.close()
                 continue
             try:
                 return await self._exchange(conn, head, body)
             except _StaleConnection:
-                continue
+                # The server closes idle connections; the older ones are likely closed too,
+                # and a POST is re-sent at most once.
+                await self.aclose_idle()
+                break
         try:
             return await self._exchange(await self._connect(), head, body)
         except _StaleConnection as exc:
@@ -154,6 +175,10 @@ class Pool:
     async def aclose(self) -> None:
         """Close every idle connection; connections in use close when their call ends."""
         self._closed = True
+        await self.aclose_idle()
+
+    async def aclose_idle(self) -> None:
+        """Close the idle connections (the pool stays usable)."""
         while self._idle:
             self._idle.pop().close()
 
@@ -167,7 +192,13 @@ class Pool:
             f"Content-Length: {length}",
             *(f"{name}: {value}" for name, value in headers.items()),
         ]
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        for name, value in headers.items():
+            if _FORBIDDEN_IN_HEADERS.intersection(name + value):
+                raise TransportError(f"header {name!r} holds a line break or NUL")
+        try:
+            return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        except UnicodeEncodeError as exc:
+            raise TransportError(f"a header is not Latin-1: {exc}") from None
 
     async def _connect(self) -> _Connection:
         try:
@@ -199,11 +230,19 @@ class Pool:
             return response
         except (OSError, ssl.SSLError) as exc:
             raise TransportError(f"connection failed: {exc}") from exc
+        except (ValueError, asyncio.LimitOverrunError) as exc:
+            raise TransportError(f"malformed response: {exc}") from exc
         finally:
-            if reusable and not self._closed:
+            if reusable and not self._closed and not _unread(conn.reader):
+                conn.idle_since = time.monotonic()
                 self._idle.append(conn)
             else:
                 conn.close()
+
+
+def _unread(reader: asyncio.StreamReader) -> int:
+    """Bytes received and not yet read (StreamReader has no public way to ask)."""
+    return len(getattr(reader, "_buffer", b""))
 
 
 class _StaleConnection(TransportError):
@@ -215,13 +254,16 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[Response, bool]:
     carry another request."""
     while True:
         status, version, headers = await _read_head(reader)
-        if status >= 200 or status == 101:
+        if status >= 200:
             break
+        if status == 101:
+            raise TransportError("the server switched protocols")
     body = await _read_body(reader, status, headers)
     connection = headers.get("connection", "").lower()
     keep = version == "HTTP/1.1" and "close" not in connection
-    if "content-length" not in headers and "chunked" not in headers.get("transfer-encoding", ""):
-        keep = keep and (status in (204, 304) or 100 <= status < 200)
+    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+    if "content-length" not in headers and not chunked:
+        keep = keep and status in (204, 304)
     return Response(status, headers, body), keep
 
 
@@ -237,7 +279,9 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, dict[str, 
     status_line, *lines = raw.decode("latin-1").split("\r\n")
     version, _, rest = status_line.partition(" ")
     code = rest[:3]
-    if not version.startswith("HTTP/1.") or not code.isdigit():
+    if code.isascii() and code.isdigit() and not 100 <= int(code) <= 599:
+        raise TransportError(f"status {code} out of range")
+    if not version.startswith("HTTP/1.") or not (code.isascii() and code.isdigit()):
         raise TransportError(f"not an HTTP/1.x response: {status_line[:80]!r}")
     headers: dict[str, str] = {}
     for line in lines:
@@ -284,7 +328,8 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
         if len(body) + size > MAX_BODY_BYTES:
             raise TransportError(f"response body over {MAX_BODY_BYTES} bytes")
         body += await reader.readexactly(size)
-        await reader.readexactly(2)
+        if await reader.readexactly(2) != b"\r\n":
+            raise TransportError("malformed chunk")
     while await reader.readuntil(b"\r\n") != b"\r\n":
         pass  # trailers
     return bytes(body)
@@ -311,7 +356,7 @@ class ProxiedPool:
                 content=body,
                 headers={"Content-Type": "application/json", **headers},
             )
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # transport errors, and bodies it cannot decode
             raise TransportError(f"{type(exc).__name__}: {exc}") from exc
         headers = {name.lower(): value for name, value in reply.headers.items()}
         return Response(reply.status_code, headers, reply.content)

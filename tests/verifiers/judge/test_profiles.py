@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
+from pydantic import ValidationError
 
 from tests.verifiers.judge.endpoint import JudgeEndpoint, completion
 from verifiers import Item, Status
@@ -101,3 +102,14 @@ def test_profile_for_model(
     profiles: dict[str, JudgeProfile], model: str, chosen: str | None
 ) -> None:
     assert profile_for_model(profiles, model) == chosen
+
+
+def test_a_trailing_newline_in_the_key_is_not_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUDGE_KEY", "sk-abc\n")
+    profile = JudgeProfile(base_url="http://judge/v1", model="m", api_key_env="JUDGE_KEY")
+    assert profile.api_key() == "sk-abc"
+
+
+def test_a_base_url_with_a_query_is_refused_naming_the_field() -> None:
+    with pytest.raises(ValidationError, match="base_url"):
+        JudgeProfile(base_url="http://judge/v1?api-version=1", model="m")

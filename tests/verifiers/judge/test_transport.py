@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
-from verifiers.judge.transport import Pool, ProxiedPool, TransportError, open_pool, proxied
+from verifiers.judge import transport
+from verifiers.judge.transport import (
+    Origin,
+    Pool,
+    ProxiedPool,
+    TransportError,
+    open_pool,
+    proxied,
+)
 
 from .endpoint import JudgeEndpoint, completion
 
@@ -259,12 +267,16 @@ async def test_https_verifies_the_server_and_reuses_the_tls_connection(
     server.server.close()
 
 
-def test_a_proxy_in_the_environment_hands_the_endpoint_to_httpx(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _clear_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
+
+
+def test_a_proxy_in_the_environment_hands_the_endpoint_to_httpx(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _clear_proxies(monkeypatch)
     assert not proxied("http://judge.example/v1")
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3128")
     monkeypatch.setenv("NO_PROXY", "localhost")
@@ -273,6 +285,9 @@ def test_a_proxy_in_the_environment_hands_the_endpoint_to_httpx(
     assert not proxied("http://localhost:8000/v1")
     assert isinstance(open_pool("http://judge.example/v1", 1.0, 4), ProxiedPool)
     assert isinstance(open_pool("http://localhost:8000/v1", 1.0, 4), Pool)
+    monkeypatch.setenv("NO_PROXY", "judge.example:8000")
+    assert not proxied("http://judge.example:8000/v1")
+    assert proxied("http://judge.example:9000/v1")
 
 
 async def test_the_proxied_pool_goes_through_the_proxy(
@@ -280,9 +295,8 @@ async def test_the_proxied_pool_goes_through_the_proxy(
 ) -> None:
     """The scripted judge doubles as the proxy: httpx sends it the absolute URL of a host
     that does not exist, which only a proxy could reach."""
+    _clear_proxies(monkeypatch)
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{endpoint.port}")
-    monkeypatch.delenv("NO_PROXY", raising=False)
-    monkeypatch.delenv("no_proxy", raising=False)
     endpoint.queue(completion("fine"))
     pool = open_pool("http://judge.invalid/v1", 1.0, 4)
     assert isinstance(pool, ProxiedPool)
@@ -291,3 +305,94 @@ async def test_the_proxied_pool_goes_through_the_proxy(
     assert response.status == 200
     assert json.loads(response.body)["choices"][0]["message"]["content"] == "fine"
     assert endpoint.headers[-1]["host"] == "judge.invalid"
+
+
+async def test_a_stale_connection_is_replaced_once_not_for_every_idle_one(serve: Serve) -> None:
+    """A server that takes the request and closes without answering looks like one that
+    timed out an idle connection: the POST is re-sent at most once, on a new connection,
+    not once per idle connection."""
+    answer = True
+    received = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal received
+        while True:
+            await read_request(reader)
+            received += 1
+            if not answer:
+                return  # took it, never answers
+            writer.write(OK_JSON)
+            await writer.drain()
+
+    pool, server = await serve(handler)
+    await asyncio.gather(*(pool.post("x", b"{}", {}) for _ in range(8)))
+    assert server.connections == 8 and len(pool._idle) == 8
+    answer, received = False, 0
+    with pytest.raises(TransportError, match="without answering"):
+        await pool.post("x", b"{}", {})
+    assert received == 2
+    assert not pool._idle
+
+
+async def test_bytes_that_arrive_on_an_idle_connection_are_never_a_reply(serve: Serve) -> None:
+    """A server that answers, then sends a 408 and closes while the connection is idle:
+    the next call must not read that 408 as its own reply."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(OK_JSON)
+        await asyncio.sleep(0.05)
+        writer.write(
+            b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        )
+        await writer.drain()
+
+    pool, server = await serve(handler)
+    assert (await pool.post("x", b"{}", {})).status == 200
+    await asyncio.sleep(0.1)
+    assert (await pool.post("x", b"{}", {})).status == 200
+    assert server.connections == 2
+
+
+async def test_idle_connections_expire(serve: Serve, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(transport, "IDLE_EXPIRY_S", 0.05)
+    pool, server = await serve(replies(OK_JSON, OK_JSON))
+    await pool.post("x", b"{}", {})
+    await asyncio.sleep(0.1)
+    await pool.post("x", b"{}", {})
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("HTTP/1.1 2²0 OK\r\nContent-Length: 0\r\n\r\n".encode("latin-1"), "not an HTTP/1.x"),
+        (b"HTTP/1.1 999 Nine\r\nContent-Length: 0\r\n\r\n", "out of range"),
+        (b"HTTP/1.1 042 Low\r\nContent-Length: 0\r\n\r\n", "out of range"),
+        (b"HTTP/1.1 101 Switching\r\nUpgrade: h2c\r\n\r\n", "switched protocols"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX0\r\n\r\n", "chunk"),
+    ],
+    ids=["superscript", "999", "042", "101", "chunk-no-crlf"],
+)
+async def test_bad_status_lines_and_chunks_are_transport_errors(
+    serve: Serve, raw: bytes, message: str
+) -> None:
+    pool, _server = await serve(replies(raw, keep_open=False))
+    with pytest.raises(TransportError, match=message):
+        await pool.post("x", b"{}", {})
+
+
+@pytest.mark.parametrize("value", ["key\n", "a\r\nX-Injected: 1", "nul\0", "ключ"])
+async def test_header_values_that_would_break_the_request_are_refused(value: str) -> None:
+    pool = Pool("http://127.0.0.1:9/v1", 1.0, None)
+    with pytest.raises(TransportError, match="header"):
+        await pool.post("x", b"{}", {"Authorization": f"Bearer {value}"})
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://judge/v1", "http:///v1", "http://judge/v1?api-version=1", "http://u:p@judge/v1"],
+)
+def test_base_urls_the_transport_cannot_honour_are_refused(url: str) -> None:
+    with pytest.raises(ValueError):
+        Origin.parse(url)
