@@ -29,7 +29,7 @@ from typing import Any
 from verifiers.base import ItemError, ItemTimeout
 from verifiers.judge.logprobs import TokenLogprob, parse_tokens
 from verifiers.judge.profiles import JudgeProfile
-from verifiers.judge.transport import Response, TransportError, open_pool
+from verifiers.judge.transport import Response, TransportError, UnsendableRequest, open_pool
 
 RETRYABLE_STATUS = frozenset({408, 429})
 
@@ -81,7 +81,7 @@ class ProfileClient:
     async def complete(self, body: dict[str, Any], deadline: float) -> Completion:
         """Post ``body``; retry what is retryable while ``deadline`` (``time.monotonic``)
         allows. Raises `ItemError` (code ``judge_unreachable``, ``judge_timeout``,
-        ``judge_rate_limited``, ``judge_http_5xx``, ``judge_http_4xx``,
+        ``judge_rate_limited``, ``judge_http_5xx``, ``judge_http_4xx``, ``judge_bad_request``,
         ``judge_bad_response``) or `ItemTimeout`."""
         attempt = 0
         while True:
@@ -147,6 +147,8 @@ class ProfileClient:
                 raise _Retryable("judge_timeout", f"no reply within {limit:g} s") from None
             except TransportError as exc:
                 raise _Retryable("judge_unreachable", str(exc)) from None
+            except UnsendableRequest as exc:
+                raise ItemError("judge_bad_request", f"{self.name}: {exc}") from None
         finally:
             self._slots.release()
         return _completion(response)

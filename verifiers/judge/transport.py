@@ -40,6 +40,11 @@ class TransportError(Exception):
     """The request could not be completed over HTTP (the endpoint's fault or the network's)."""
 
 
+class UnsendableRequest(Exception):
+    """The request itself cannot be written (a header value with a line break, say): a
+    configuration problem that no retry fixes."""
+
+
 @dataclass(frozen=True)
 class Response:
     """A complete response. Header names are lower case; a repeated header keeps its last
@@ -194,11 +199,11 @@ class Pool:
         ]
         for name, value in headers.items():
             if _FORBIDDEN_IN_HEADERS.intersection(name + value):
-                raise TransportError(f"header {name!r} holds a line break or NUL")
+                raise UnsendableRequest(f"header {name!r} holds a line break or NUL")
         try:
             return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         except UnicodeEncodeError as exc:
-            raise TransportError(f"a header is not Latin-1: {exc}") from None
+            raise UnsendableRequest(f"a header is not Latin-1: {exc}") from None
 
     async def _connect(self) -> _Connection:
         try:

@@ -88,6 +88,19 @@ async def test_other_4xx_are_not_retried(
     assert len(endpoint.requests) == 1
 
 
+async def test_an_unsendable_api_key_is_an_error_without_a_call(
+    endpoint: JudgeEndpoint, make_judge: MakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key with a line break inside would split the request head: refused before any
+    byte is sent, not retried, and named."""
+    monkeypatch.setenv("BROKEN_KEY", "sk-a\r\nX-Injected: 1")
+    endpoint.script = lambda _: GOOD
+    [result] = await make_judge(api_key_env="BROKEN_KEY").ascore([item()])
+    assert result.status == Status.ERROR
+    assert result.error is not None and result.error.code == "judge_bad_request"
+    assert endpoint.requests == []
+
+
 async def test_retry_after_is_honoured(endpoint: JudgeEndpoint, make_judge: MakeJudge) -> None:
     endpoint.queue(Reply(status=429, body={}, headers={"Retry-After": "0.4"}))
     endpoint.script = lambda _: GOOD

@@ -20,6 +20,7 @@ from verifiers.judge.transport import (
     Pool,
     ProxiedPool,
     TransportError,
+    UnsendableRequest,
     open_pool,
     proxied,
 )
@@ -385,7 +386,7 @@ async def test_bad_status_lines_and_chunks_are_transport_errors(
 @pytest.mark.parametrize("value", ["key\n", "a\r\nX-Injected: 1", "nul\0", "ключ"])
 async def test_header_values_that_would_break_the_request_are_refused(value: str) -> None:
     pool = Pool("http://127.0.0.1:9/v1", 1.0, None)
-    with pytest.raises(TransportError, match="header"):
+    with pytest.raises(UnsendableRequest, match="header"):
         await pool.post("x", b"{}", {"Authorization": f"Bearer {value}"})
 
 
