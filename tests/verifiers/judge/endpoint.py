@@ -85,8 +85,7 @@ class JudgeEndpoint:
     """Serves ``POST /v1/chat/completions``: queued replies first, then ``script``.
 
     ``requests`` records every request body; ``max_in_flight`` the most requests being
-    answered at once; ``connections`` the connections accepted so far and ``open`` those
-    the client has not closed yet. Thread-safe to read from the test.
+    answered at once. Thread-safe to read from the test.
     """
 
     def __init__(self) -> None:
@@ -94,8 +93,6 @@ class JudgeEndpoint:
         self.headers: list[dict[str, str]] = []
         self.script: Script = lambda _: Reply(status=500, body={"error": "no script"})
         self.max_in_flight = 0
-        self.connections = 0
-        self.open = 0
         self._in_flight = 0
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -144,9 +141,6 @@ class JudgeEndpoint:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER)
-        with self._lock:
-            self.connections += 1
-            self.open += 1
         try:
             while True:
                 request = await _read_request(conn, reader)
@@ -160,8 +154,6 @@ class JudgeEndpoint:
             return
         finally:
             writer.close()
-            with self._lock:
-                self.open -= 1
 
     async def _answer(
         self,
