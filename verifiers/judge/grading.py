@@ -64,7 +64,9 @@ def _explicit_question(job: Job, chunk: Sequence[Criterion]) -> Question:
         criteria=describe_criteria(chunk),
     )
     slots = tuple(Slot(c.id, c.scale(), _bounds(c)) for c in chunk)
-    return _question(job, load_template(EXPLICIT).version, messages, ReplySpec(slots, listed=True))
+    return question_for(
+        job, load_template(EXPLICIT).version, messages, ReplySpec(slots, listed=True)
+    )
 
 
 def _bounds(criterion: Criterion) -> tuple[float, float] | None:
@@ -84,7 +86,7 @@ async def grade_implicit(session: Session, job: Job) -> Result:
         scale_max=str(high),
     )
     slot = Slot("score", {str(v): float(v) for v in range(low, high + 1)}, (low, high))
-    question = _question(job, template.version, messages, ReplySpec((slot,), listed=False))
+    question = question_for(job, template.version, messages, ReplySpec((slot,), listed=False))
     answer = await session.ask(job.params.profile, question, job.deadline)
     score = answer.values["score"]
     reward = (score - low) / (high - low)
@@ -110,7 +112,7 @@ async def grade_messages(session: Session, job: Job) -> Result:
     low, high = job.params.score_range
     version = messages_version(job.messages)
     spec = ReplySpec((Slot("score", {}, (low, high)),), listed=False, aliases=_MESSAGES_ALIASES)
-    question = replace(_question(job, version, job.messages, spec), json_mode=False)
+    question = replace(question_for(job, version, job.messages, spec), json_mode=False)
     answer = await session.ask(job.params.profile, question, job.deadline)
     score = answer.values["score"]
     details = {
@@ -123,7 +125,11 @@ async def grade_messages(session: Session, job: Job) -> Result:
     return Result(status=Status.OK, reward=score, components={"score": score}, details=details)
 
 
-def _question(job: Job, template: str, messages: list[dict[str, str]], spec: ReplySpec) -> Question:
+def question_for(
+    job: Job, template: str, messages: list[dict[str, str]], spec: ReplySpec
+) -> Question:
+    """The `Question` for ``messages``, with the item's sampling, caching and re-ask params
+    (every mode builds its calls here)."""
     return Question(
         template=template,
         messages=messages,

@@ -23,7 +23,7 @@ from typing import Any
 
 from verifiers.base import ItemInvalid
 from verifiers.judge.dialogue import Answer, Question, Session
-from verifiers.judge.grading import answer_details, gather_all
+from verifiers.judge.grading import answer_details, gather_all, question_for
 from verifiers.judge.params import Job
 from verifiers.judge.prompts import PAIRWISE, guidance_block, load_template, reference_block
 from verifiers.judge.replies import ReplySpec, Slot
@@ -64,16 +64,8 @@ def _question(job: Job, a: str, b: str, reference: str | None) -> Question:
         response_b=b,
         guidance_block=guidance_block(job.rubric.rubric),
     )
-    return Question(
-        template=template.version,
-        messages=messages,
-        spec=ReplySpec((WINNER,), listed=False, value_key="winner"),
-        samples=job.params.samples,
-        logprobs=job.logprobs,
-        max_reasks=job.params.max_reasks,
-        use_cache=job.params.cache,
-        sampling=job.params.sampling.overrides(),
-    )
+    spec = ReplySpec((WINNER,), listed=False, value_key="winner")
+    return question_for(job, template.version, messages, spec)
 
 
 async def grade_pairwise(session: Session, job: Job) -> Result:
