@@ -209,7 +209,7 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]
         for name in case.files:
-            if not name or "/" in name or name in {".", ".."}:
+            if not _plain_name(name):
                 raise ValueError(f"bad case file name {name!r}")
     for text in texts:
         try:
@@ -223,10 +223,15 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
 def _program_files(program: Program, main: str) -> dict[str, str]:
     files = {main: program.source}
     for name, text in program.files.items():
-        if not name or "/" in name or name in {".", ".."} or name == main:
+        if not _plain_name(name) or name == main:
             raise ValueError(f"bad program file name {name!r}")
         files[name] = text
     return files
+
+
+def _plain_name(name: str) -> bool:
+    """True for a file name that stays inside the work dir (no path, not . or ..)."""
+    return bool(name) and "/" not in name and name not in {".", ".."}
 
 
 def _binds(lang: languages.Language) -> dict[str, Path]:
