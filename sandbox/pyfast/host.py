@@ -179,7 +179,6 @@ class ForkServer:
         files = {**program.files, **case.files, "main.py": program.source}
         header = json.dumps(
             {
-                "source": program.source,
                 "files": files,
                 "argv": case.argv,
                 "wall_s": limits.wall_s,

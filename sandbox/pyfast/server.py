@@ -191,7 +191,9 @@ def _run_case(req: dict[str, object], fds: list[int]) -> None:
         assert isinstance(argv, list)
         sys.argv = ["/work/main.py", *argv]
         sys.path[0] = "/work"
-        code = _execute(str(req["source"]))
+        files = req["files"]
+        assert isinstance(files, dict)
+        code = _execute(str(files["main.py"]))  # also written to /work, for tracebacks
     except BaseException as exc:  # noqa: BLE001 - the case process must exit, whatever happened
         os.write(2, f"sandbox fast path: {exc!r}\n".encode())
     os._exit(code)
