@@ -17,6 +17,22 @@ from verifiers.registry import default_registry
 RUBRIC = [{"id": "right", "text": "Says Paris.", "weight": 2}, {"id": "short", "text": "Brief."}]
 
 
+def judge_item(
+    endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch, name: str, **profile: object
+) -> dict[str, object]:
+    """Configure the gateway's judge profile ``name`` (through the environment, as an
+    operator would) on ``endpoint``; return a rubric item that uses it."""
+    profiles = {name: {"base_url": endpoint.url, "model": "m", **profile}}
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    return {
+        "verifier": "judge",
+        "prompt": "Capital?",
+        "response": "Paris",
+        "reference": {"rubric": RUBRIC},
+        "params": {"profile": name},
+    }
+
+
 def test_score_route_runs_judge_items(
     endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -65,16 +81,8 @@ def test_gateway_item_timeout_caps_the_judge_deadline(
 ) -> None:
     import time
 
-    profiles = {"slow": {"base_url": endpoint.url, "model": "m", "retries": 0, "timeout_s": 30}}
-    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    item = judge_item(endpoint, monkeypatch, "slow", retries=0, timeout_s=30)
     endpoint.script = rubric_judge({"right": 1, "short": 1}, delay=5.0)
-    item = {
-        "verifier": "judge",
-        "prompt": "Capital?",
-        "response": "Paris",
-        "reference": {"rubric": RUBRIC},
-        "params": {"profile": "slow"},
-    }
     settings = Settings(cpu_workers=1, default_deadline_s=20.0)
     with TestClient(create_app(settings)) as client:
         start = time.monotonic()
@@ -89,16 +97,8 @@ def test_gateway_item_timeout_caps_the_judge_deadline(
 def test_judge_token_usage_is_exported_on_metrics(
     endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    profiles = {"local": {"base_url": endpoint.url, "model": "m", "retries": 0}}
-    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    item = judge_item(endpoint, monkeypatch, "local", retries=0)
     endpoint.script = rubric_judge({"right": 1, "short": 1})
-    item = {
-        "verifier": "judge",
-        "prompt": "Capital?",
-        "response": "Paris",
-        "reference": {"rubric": RUBRIC},
-        "params": {"profile": "local"},
-    }
     with TestClient(create_app(Settings(cpu_workers=1))) as client:
         assert client.post("/v1/score", json={"items": [item]}).status_code == 200
         text = client.get("/metrics").text
@@ -109,15 +109,8 @@ def test_judge_token_usage_is_exported_on_metrics(
 def test_gateway_shutdown_closes_the_judge_connections(
     endpoint: JudgeEndpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    profiles = {"local": {"base_url": endpoint.url, "model": "m", "timeout_s": 2}}
-    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", json.dumps(profiles))
+    item = judge_item(endpoint, monkeypatch, "local", timeout_s=2)
     endpoint.script = rubric_judge({"right": 1, "short": 1})
-    item = {
-        "verifier": "judge",
-        "response": "Paris",
-        "reference": {"rubric": RUBRIC},
-        "params": {"profile": "local"},
-    }
     registry = default_registry()
     judge = registry.get("judge")
     assert isinstance(judge, JudgeVerifier)
