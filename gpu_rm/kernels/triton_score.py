@@ -10,32 +10,34 @@ Importing this module imports Triton; `gpu_rm.kernels.dispatch` imports it lazil
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
 from gpu_rm.kernels.head import ScoreHead
+from gpu_rm.kernels.targets import Build
 
 
+# Runtime parameters carry no annotations: Triton's compiler resolves annotations as
+# globals of the kernel and rejects any that is not a constexpr (``Any`` included), while
+# the interpreter accepts them; tests/gpu_rm/test_compile.py compiles it for real targets.
 @triton.jit  # type: ignore[untyped-decorator]
-def _score_kernel(
-    hidden_ptr: Any,
-    ends_ptr: Any,
-    norm_w_ptr: Any,
-    head_w_ptr: Any,
-    head_b_ptr: Any,
-    out_ptr: Any,
-    row_stride: Any,
-    hidden_size: Any,
-    num_outputs: Any,
-    eps: Any,
-    norm_offset: Any,
+def _score_kernel(  # type: ignore[no-untyped-def]
+    hidden_ptr,
+    ends_ptr,
+    norm_w_ptr,
+    head_w_ptr,
+    head_b_ptr,
+    out_ptr,
+    row_stride,
+    hidden_size,
+    num_outputs,
+    eps,
+    norm_offset,
     has_bias: tl.constexpr,
     block_size_h: tl.constexpr,
     block_size_k: tl.constexpr,
-) -> None:
+):
     seq = tl.program_id(0)
     last = tl.load(ends_ptr + seq).to(tl.int64) - 1
     row_ptr = hidden_ptr + last * row_stride
@@ -95,3 +97,29 @@ def score_triton(hidden: torch.Tensor, ends: torch.Tensor, head: ScoreHead) -> t
         block_size_k=block_k,
     )
     return out
+
+
+def builds(dtype: str) -> list[Build]:
+    """The specialisations `score_triton` launches for model weights of Triton type
+    ``dtype`` (fp32, bf16, fp16): hidden rows and weights in that type, int64 ends, fp32
+    out; ints as Triton specialises them (i32, i64 for a stride past 2**31)."""
+    pointers = {
+        "hidden_ptr": f"*{dtype}",
+        "ends_ptr": "*i64",
+        "norm_w_ptr": f"*{dtype}",
+        "head_w_ptr": f"*{dtype}",
+        "head_b_ptr": f"*{dtype}",
+        "out_ptr": "*fp32",
+    }
+    found = []
+    for stride, has_bias, block_k in (("i32", True, 2), ("i64", False, 4)):
+        scalars = {
+            "row_stride": stride,
+            "hidden_size": "i32",
+            "num_outputs": "i32",
+            "eps": "fp32",
+            "norm_offset": "fp32",
+        }
+        constexprs = {"has_bias": has_bias, "block_size_h": 1024, "block_size_k": block_k}
+        found.append(Build("score", _score_kernel, {**pointers, **scalars}, constexprs))
+    return found
