@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from gpu_rm.kernels.targets import builds  # noqa: E402
+from gpu_rm.kernels.targets import builds
 
 
 def test_every_kernel_compiles_to_cubin_for_sm80_and_sm90() -> None:
