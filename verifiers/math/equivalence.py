@@ -2,17 +2,25 @@
 
 The gold answer decides the kind of comparison; the asymmetries are deliberate:
 
+- undefined and infinite values: a prediction that is undefined (``1/0``, ``\\log 0``,
+  ``0/0``: sympy's zoo and nan) never equals anything; an infinite one equals only the same
+  infinity in the gold (``\\infty``, ``-\\infty``; rule ``infinity``). This holds inside
+  every structure (tuples, sets, intervals, equations, matrices).
 - numbers: exact rationals compare exactly. Tolerance (policy ``digits``, the default) is
-  tied to the digits written: a decimal *prediction* with k fractional digits matches an
-  exact gold whose decimal expansion does not end (1/3, pi, sqrt 2) when it is within one
-  unit of its last digit (rounded or truncated) and has at least ``min_sig_digits``
-  significant digits; a decimal *gold* with k digits accepts an exact prediction whose
-  value does not end within k digits when it is within one unit of the gold's last digit
-  (gold 0.33 accepts 1/3). Two terminating values must be equal (0.125 != 0.13, 0.5 !=
-  0.49). ``exact`` turns tolerance off; ``relative`` uses ``rel_tol``.
-- expressions: equal when their difference is 0 after exact simplification, or, for
-  constants, agrees to 30 digits; with variables, when the difference vanishes at several
-  random points (mixed signs) to 30 digits.
+  tied to the digits written: a decimal *gold* with k digits accepts an exact prediction
+  whose value does not end within k digits when it is within one unit of the gold's last
+  digit (gold 0.33 accepts 1/3: the gold was written rounded). The reverse, a decimal
+  *prediction* for an exact gold whose expansion does not end (``1.5708`` for ``\\pi/2``,
+  ``0.333`` for 1/3), is accepted only with ``rounded_predictions`` (off by default), and
+  then needs ``min_sig_digits`` significant digits. Two terminating values must be equal
+  (0.125 != 0.13, 0.5 != 0.49). ``exact`` turns tolerance off; ``relative`` uses
+  ``rel_tol``.
+- expressions: equal when they are identical after sympy's automatic simplification, or
+  when their difference evaluates to zero: sympy's precision-tracking ``evalf`` finds no
+  significant digit in it at 30 digits (a true cancellation), while a tiny but genuine
+  difference (``1 + e^{-100}`` vs ``1``) keeps its digits and is unequal. Differences
+  below about 10^-130 relative are beyond evalf's reach and count as zero. With variables:
+  the same test at five random points (mixed signs), at least three of them defined.
 - sets (``\\{..\\}`` or a bare list ``a, b``) compare without order; tuples and lists in order;
   a gold singleton accepts the bare element.
 - intervals compare endpoints and open/closed ends (``[2,5) != [2,5]``); a two-element
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,7 +60,6 @@ from verifiers.math.parsing import (
 )
 
 NUMERIC_DIGITS = 30
-_ZERO = sympy.Float(10) ** -20
 MAX_OPS = 400
 
 
@@ -60,6 +68,7 @@ class Policy:
     tolerance: str = "digits"  # "digits" | "exact" | "relative"
     rel_tol: float = 1e-6
     min_sig_digits: int = 3
+    rounded_predictions: bool = False
     percent: str = "either"  # "either" | "strip" | "ratio" | "exact"
     degrees: str = "either"  # "either" | "strip"
     money: str = "strip"  # "strip" | "exact"
@@ -214,7 +223,8 @@ def _number_equal(gold: Number, pred: Number, policy: Policy) -> Rule:
             else None
         )
     if (
-        pred.decimals is not None
+        policy.rounded_predictions
+        and pred.decimals is not None
         and gold.decimals is None
         and not _terminates(gold.value)
         and (pred.significant or 0) >= policy.min_sig_digits
@@ -271,16 +281,68 @@ def expr_equal(
 ) -> Rule:
     if not isinstance(g, sympy.Expr) or not isinstance(p, sympy.Expr):
         return None
+    if not_finite(g) or not_finite(p):
+        return "infinity" if g in _INFINITIES and g == p else None
     if g == p:
         return "symbolic_exact"
     if g.is_Rational and p.is_Rational:
         return None  # distinct rationals
-    if g.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or p.has(sympy.oo, -sympy.oo):
-        return None
     free = g.free_symbols | p.free_symbols
     if not free:
         return _constant_equal(g, p, policy, g_num, p_num)
     return _identity(g, p, sorted(free, key=lambda s: s.name))
+
+
+_INFINITIES = (sympy.oo, -sympy.oo)
+_NOT_FINITE = (sympy.zoo, sympy.nan, sympy.oo, sympy.AccumBounds)
+
+
+def not_finite(expr: Any) -> bool:
+    """True when ``expr`` is, or evaluates to, something that is not a finite number:
+    infinite, undefined (zoo, nan) or a range (AccumBounds), anywhere inside it. An
+    expression sympy fails to evaluate (``\\cot 0`` raises inside mpmath) counts as not
+    finite: the caller then never calls it equal to anything."""
+    try:
+        return _not_finite(expr)
+    except (MemoryError, RecursionError):
+        raise
+    except Exception:  # noqa: BLE001 - sympy and mpmath raise many types here
+        return True
+
+
+def _not_finite(expr: Any) -> bool:
+    if expr.has(*_NOT_FINITE) or expr.has(-sympy.oo):
+        return True
+    if expr.free_symbols or expr.is_Rational:
+        return False
+    if expr.is_finite:
+        return False
+    value = expr.evalf(NUMERIC_DIGITS)
+    return bool(not value.is_number or value.has(*_NOT_FINITE) or value.has(-sympy.oo))
+
+
+def vanishes(diff: Any) -> bool:
+    """True when ``diff`` (a constant) is zero: exactly, or by evalf finding no
+    significant digit in it at `NUMERIC_DIGITS` (a cancellation, not a small number)."""
+    if diff == 0:
+        return True
+    value = diff.evalf(NUMERIC_DIGITS)
+    if value == 0:
+        return True
+    if not isinstance(value, sympy.Float):
+        real, imag = value.as_real_imag()
+        return all(vanishes_value(part) for part in (real, imag))
+    return vanishes_value(value)
+
+
+def vanishes_value(value: Any) -> bool:
+    """An evaluated number with no significant bit left (evalf's ``0.e-N``) is zero."""
+    if value == 0:
+        return True
+    return isinstance(value, sympy.Float) and value._prec < _SIGNIFICANT_BITS
+
+
+_SIGNIFICANT_BITS = 20
 
 
 def _small(*exprs: Any) -> bool:
@@ -294,17 +356,18 @@ def _constant_equal(
     pv = p.evalf(NUMERIC_DIGITS)
     if not (gv.is_number and pv.is_number):
         return None
-    diff = abs((g - p).evalf(NUMERIC_DIGITS))
-    scale = max(abs(gv), abs(pv), sympy.Integer(1))
-    if diff.is_number and (diff <= _ZERO * scale) == sympy.true:
+    if vanishes(g - p):
         return "numeric_exact"
     if policy.tolerance == "exact" or not (gv.is_real and pv.is_real):
         return None
+    diff = abs((g - p).evalf(NUMERIC_DIGITS))
+    scale = max(abs(gv), abs(pv))
     if policy.tolerance == "relative":
         return "relative_tolerance" if diff <= policy.rel_tol * scale else None
     # digits policy against an irrational or non-terminating side
     if (
-        p_num is not None
+        policy.rounded_predictions
+        and p_num is not None
         and p_num.decimals is not None
         and not g.is_Rational
         and (p_num.significant or 0) >= policy.min_sig_digits
@@ -334,20 +397,16 @@ _POINTS = (
 
 def _zero_at(g: Any, p: Any, point: dict[Any, Any]) -> bool | None:
     """Whether g - p vanishes at ``point``; None when undefined there."""
-    diff = (g - p).xreplace(point)
-    if diff.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+    gp, pp = g.xreplace(point), p.xreplace(point)
+    if not_finite(gp) or not_finite(pp):
         return None
+    diff = gp - pp
     if diff.is_Rational:
         return bool(diff == 0)
     value = diff.evalf(NUMERIC_DIGITS)
-    if not value.is_number or value.has(sympy.nan, sympy.zoo):
+    if not value.is_number:
         return None
-    gv = g.xreplace(point).evalf(15)
-    pv = p.xreplace(point).evalf(15)
-    if not (gv.is_number and pv.is_number):
-        return None
-    scale = max(abs(gv), abs(pv), sympy.Integer(1))
-    return bool(abs(value) <= _ZERO * scale)
+    return vanishes(diff)
 
 
 def _identity(g: Any, p: Any, symbols: list[Any]) -> Rule:
@@ -374,10 +433,23 @@ def _identity(g: Any, p: Any, symbols: list[Any]) -> Rule:
 # --- equations ------------------------------------------------------------------------------
 
 
-def _is_symbol_name(text: str) -> bool:
-    import re
+_SYMBOL = r"(?:[A-Za-z](?:_\{?\w+\}?)?'*|\\[a-zA-Z]+)"
+_LABEL = re.compile(
+    rf"\s*(?:{_SYMBOL}"  # x, a_n, f', \theta
+    r"|[A-Za-z]{2,4}"  # AB, xy: a segment or a named quantity
+    rf"|[A-Za-z]\w*\s*\(\s*[^()=<>]*\)"  # f(x), P(A), f(2)
+    rf"|\(\s*{_SYMBOL}(?:\s*,\s*{_SYMBOL})+\s*\)"  # (p, q)
+    r"|\|\s*[A-Za-z ]+\s*\||\\[lv]?vert\s*[A-Za-z ]+\s*\\[rv]?vert"  # |AB|
+    r"|(?:m\s*)?\\(?:angle|overline|overrightarrow|vec|widehat)\s*\{?\s*[A-Za-z ]+\}?"
+    r")\s*"
+)
 
-    return re.fullmatch(r"\s*[A-Za-z](?:_\{?\w+\}?)?'*\s*|\s*\\[a-zA-Z]+\s*", text) is not None
+
+def _is_symbol_name(text: str) -> bool:
+    """Whether ``text``, the left side of ``lhs = value``, only names what the value is
+    (a label: ``x``, ``f(x)``, ``(p,q)``, ``|AB|``, ``\\angle ABC``), so the value alone
+    answers too. ``2x`` or ``x+y`` are not labels: such a side makes a real equation."""
+    return _LABEL.fullmatch(text) is not None
 
 
 def _equation_equal(gold: Equation, pred: Node, policy: Policy) -> Rule:
@@ -435,11 +507,12 @@ def _general_equation(gold: Equation, pred: Equation) -> Rule:
         pv = p.xreplace(point)
         if pv == 0:
             continue
-        values.append((g.xreplace(point) / pv).evalf(NUMERIC_DIGITS))
+        values.append(g.xreplace(point) / pv)
     if (
         len(values) >= 3
-        and values[0] != 0
-        and all(abs(v - values[0]) <= _ZERO * (1 + abs(values[0])) for v in values)
+        and not vanishes(values[0])
+        and not any(not_finite(v) for v in values)
+        and all(vanishes(v - values[0]) for v in values)
     ):
         return "equivalent_equation"
     return None
@@ -500,7 +573,9 @@ def to_sympy_set(node: Node) -> Any:
         lo, hi = _endpoint(node.lo), _endpoint(node.hi)
         if lo is None or hi is None:
             return None
-        return sympy.Interval(lo, hi, node.left_open, node.right_open)
+        interval = sympy.Interval(lo, hi, node.left_open, node.right_open)
+        # (0, 0) or (3, 1) is an ordered pair, never the empty set
+        return None if interval is sympy.EmptySet else interval
     if isinstance(node, Union):
         parts = [to_sympy_set(p) for p in node.parts]
         return None if any(p is None for p in parts) else sympy.Union(*parts)

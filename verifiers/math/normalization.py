@@ -100,9 +100,13 @@ _UNIT_TAIL = re.compile(
     rf"|((?:{_LONG_UNITS})(?:\s*\^\s*\{{?[23]\}}?)?))\.?$"
 )
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_THOUSANDS = re.compile(r"^[-+]?(?!0)\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _BRACE_COMMA = re.compile(r"(?<=\d)\{,\}(\d+)")
-_SPACE_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:\s\d{3})+(?:\.\d+)?$")
+_SPACE_THOUSANDS = re.compile(r"^[-+]?(?!0)\d{1,3}(?:\s\d{3})+(?:\.\d+)?$")
+_MIXED = re.compile(r"^([-+]?\d+)\s+(\d+)\s*/\s*(\d+)$")
+# \log without a base is the natural log (as in \ln), the convention of competition
+# answers; \varnothing is \emptyset.
+_ALIASES = re.compile(r"\\log(?![a-zA-Z_])|\\varnothing(?![a-zA-Z])")
 _DECIMAL_COMMA = re.compile(r"^([-+]?0),(\d+)$")
 _TRAILING = re.compile(r"[\s.;:?]+$")
 _SPACES = re.compile(r"\s+")
@@ -156,6 +160,7 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
     text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group()], text)
     text = _REMOVE.sub("", text)
     text = _FRAC_VARIANTS.sub(r"\\frac", text)
+    text = _ALIASES.sub(lambda m: "\\ln" if m.group() == "\\log" else "\\emptyset", text)
     text = text.replace("~", " ")
     for _ in range(MAX_UNWRAP):
         unwrapped = _TEXT_WRAP.sub(r"\1", text)
@@ -179,6 +184,7 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
         stripped = _MONEY.sub("", text).strip()
         money = stripped != text
         text = stripped
+    text = _thin_spaces(text)
     unit = None
     if units and text and (text[-1].isalpha() or text[-1] in "}2"):
         found = _UNIT_TAIL.match(text)
@@ -187,7 +193,6 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
             if not any(c.isalpha() for c in _COMMAND.sub("", number)):
                 text = number
                 unit = found.group(2) or found.group(3) or found.group(4)
-    text = _thin_spaces(text)
     text = _SPACES.sub(" ", text).strip()
     text = _TRAILING.sub("", text)
     if _THOUSANDS.match(text) or _SPACE_THOUSANDS.match(text):
@@ -196,6 +201,9 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
         comma = _DECIMAL_COMMA.match(text)
         if comma:
             text = f"{comma.group(1)}.{comma.group(2)}"
+        mixed = _MIXED.match(text)
+        if mixed and int(mixed.group(2)) < int(mixed.group(3)):
+            text = f"{mixed.group(1)}\\frac{{{mixed.group(2)}}}{{{mixed.group(3)}}}"
     if words and text and text[0].isalpha():
         value = _WORDS.get(text.lower())
         if value is not None:

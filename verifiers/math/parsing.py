@@ -138,6 +138,16 @@ def _node(text: str, depth: int) -> Node:
         relations = [_latex(part) for part in text.split(" or ")]
         if all(isinstance(r, sympy.core.relational.Relational | sympy.And) for r in relations):
             return SympyObject(sympy.Or(*relations))
+    alternatives = _JOINED.split(text)
+    if len(alternatives) > 1:
+        # "x = -3 or x = 2", "3 and 5": the values, as a bare (unordered) list
+        if len(alternatives) > MAX_ELEMENTS:
+            raise Unparsable("too many elements")
+        return Seq("bare", tuple(_node(p, depth + 1) for p in alternatives))
+    if _JUXTAPOSED.search(text):
+        raise Unparsable("two numbers side by side")
+    if _APPROXIMATE.search(text):
+        raise Unparsable("an approximation is no exact answer")
     structured = _bracketed(text, depth)
     if structured is not None:
         return structured
@@ -163,6 +173,11 @@ def _node(text: str, depth: int) -> Node:
 
 
 _PAIRS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle"}
+_JOINED = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text|mbox)\s*\{\s*(?:or|and)\s*\}\s*")
+# "11 7/6", "3 4": numbers separated only by a space are no single value (the LaTeX parser
+# would multiply them, or read a mixed number); a proper mixed number was rewritten earlier.
+_APPROXIMATE = re.compile(r"\\(?:approx|simeq|sim|thickapprox|fallingdotseq)(?![a-zA-Z])|≈")
+_JUXTAPOSED = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s+\.?\d")
 
 
 def _bracketed(text: str, depth: int) -> Node | None:

@@ -26,7 +26,7 @@ import sympy
 from pydantic import Field
 
 from verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
-from verifiers.math.equivalence import Policy, Side, compare
+from verifiers.math.equivalence import Policy, Side, compare, not_finite
 from verifiers.math.extraction import DEFAULT_STRATEGIES, Strategy, extract
 from verifiers.math.normalization import Normalized, normalize
 from verifiers.math.parsing import (
@@ -55,8 +55,12 @@ class MathParams(Params):
     """How inexact numbers compare: ``digits`` ties the tolerance to the digits written
     (see `verifiers.math.equivalence`); ``exact``; ``relative`` uses ``rel_tol``."""
     rel_tol: float = Field(default=1e-6, gt=0, le=0.5)
+    rounded_predictions: bool = False
+    """Accept a decimal prediction that rounds or truncates an exact gold whose decimal
+    expansion does not end (``1.5708`` for ``\\frac{\\pi}{2}``, ``0.333`` for 1/3). Off by
+    default: a policy learns to answer with decimals, which then stand for many golds."""
     min_sig_digits: int = Field(default=3, ge=1, le=30)
-    """Significant digits a decimal prediction needs to match a non-terminating gold."""
+    """Significant digits a decimal prediction needs (with ``rounded_predictions``)."""
     percent: Literal["either", "strip", "ratio", "exact"] = "either"
     """``p%``: ``either`` p or p/100; ``strip`` p; ``ratio`` p/100; ``exact``: p, and both
     sides must agree on carrying a percent sign."""
@@ -149,6 +153,13 @@ class MathVerifier(ItemVerifier[MathParams]):
 
     ``reference``: the gold answer as LaTeX or plain text (a string or a number), or a
     non-empty list of alternatives (any may match).
+
+    ``details.flags`` names what looks like gaming, without changing the reward:
+    ``conflicting_answers`` (several different boxed answers; the last one counts),
+    ``unclosed_box`` (the final box never closes: no answer), ``undefined_answer`` (an
+    undefined or infinite prediction, e.g. ``1/0``, for a finite gold), ``unit_drift`` (a
+    unit the gold does not carry) and ``format_drift`` (a percent, degree or currency
+    marker the gold does not carry).
     """
 
     name = "math"
@@ -169,9 +180,10 @@ class MathVerifier(ItemVerifier[MathParams]):
         golds = [self.gold(ref, params) for ref in references]
         found = extract(item.response_text(), params.strategies, params.strict)
         details: dict[str, Any] = {"extracted": found.answer, "source": found.source}
+        flags = list(found.flags)
         if found.answer is None:
             details.update(rule="no_answer", reason=found.reason)
-            return Outcome(reward=0.0, details=details)
+            return Outcome(reward=0.0, details=_flagged(details, flags))
         key = _params_key(params)
         reward, verdict = 0.0, dict[str, Any]()
         for ref, gold in zip(references, golds, strict=True):
@@ -183,7 +195,8 @@ class MathVerifier(ItemVerifier[MathParams]):
             if reward == 1.0:
                 break
         details.update(verdict)
-        return Outcome(reward=reward, details=details)
+        flags += details.pop("pair_flags", ())
+        return Outcome(reward=reward, details=_flagged(details, flags))
 
     def gold(self, reference: str, params: MathParams) -> _Gold:
         """The parsed gold answer, from the cache when seen before; raises `ItemInvalid`."""
@@ -197,11 +210,31 @@ class MathVerifier(ItemVerifier[MathParams]):
         return cached
 
 
+def _flagged(details: dict[str, Any], flags: list[str]) -> dict[str, Any]:
+    """``details`` with ``flags`` (suspected gaming, see the class docstring) when any."""
+    if flags:
+        details["flags"] = sorted(set(flags))
+    return details
+
+
+def _drift(gold: Normalized, pred: Normalized) -> list[str]:
+    """What the prediction carries that the gold does not: a unit (``unit_drift``), or a
+    percent, degree or currency marker (``format_drift``). Visible, never scored."""
+    flags = []
+    if pred.unit is not None and pred.unit != gold.unit:
+        flags.append("unit_drift")
+    markers = ("percent", "degree", "money")
+    if any(getattr(pred, m) and not getattr(gold, m) for m in markers):
+        flags.append("format_drift")
+    return flags
+
+
 def _params_key(params: MathParams) -> tuple[Any, ...]:
     return (
         params.tolerance,
         params.rel_tol,
         params.min_sig_digits,
+        params.rounded_predictions,
         params.percent,
         params.degrees,
         params.money,
@@ -270,6 +303,9 @@ def _judge(gold: _Gold, answer: str, params: MathParams) -> tuple[float, dict[st
         "gold_normalized": gold.norm.text,
         "pred_normalized": norm.text,
     }
+    drift = _drift(gold.norm, norm)
+    if drift:
+        details["pair_flags"] = drift
     if gold.kind == "choice":
         letters = {m.upper() for m in _CHOICE_PRED.findall(norm.text)}
         if not letters and re.fullmatch(r"\(?\s*[a-j]\s*\)?", norm.text):
@@ -300,14 +336,21 @@ def _judge(gold: _Gold, answer: str, params: MathParams) -> tuple[float, dict[st
         tolerance=params.tolerance,
         rel_tol=params.rel_tol,
         min_sig_digits=params.min_sig_digits,
+        rounded_predictions=params.rounded_predictions,
         percent=params.percent,
         degrees=params.degrees,
         money=params.money,
         complex_i=params.complex_i,
     )
-    rule = compare(gold.side, Side(node, norm), policy)
+    try:
+        rule = compare(gold.side, Side(node, norm), policy)
+        undefined = isinstance(node, Scalar) and node.expr is not None and not_finite(node.expr)
+    except RecursionError:
+        return 0.0, {**details, "rule": "unsafe_answer", "reason": "nests too deeply"}
     if rule:
         return 1.0, {**details, "rule": rule}
+    if undefined:
+        details["pair_flags"] = [*details.get("pair_flags", ()), "undefined_answer"]
     return 0.0, {**details, "rule": "not_equal"}
 
 

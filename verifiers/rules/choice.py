@@ -9,8 +9,10 @@ Where the answer is looked for, in priority order:
    segments are tried when a later one names none ("let me check the answer: yes");
 3. the whole response: when it is nothing but an answer ("c", "C.", "(C)", "A or C"), that
    answer; else only explicit forms count, ``(C)`` anywhere or a line starting ``C)`` /
-   ``C.``, and the last answer on the last line holding one wins.
+   ``C.``, on the last line holding one; that line must name one option only.
 
+Options the answer rules out ("not A", "isn't (B)", "neither A nor B", "except C", "D is
+wrong") are never read as chosen: "not A, not B, not D, so C" answers C.
 Inside a boxed or answer segment, letters are case-insensitive and explicit mentions
 (``(C)``, ``option C``) win over bare letters, so the article in "Answer: A good choice is
 (B)" is not read as option A. A bare ``A``/``a`` or ``I`` followed by an ordinary word is
@@ -324,7 +326,30 @@ def _mentions(text: str, grammar: _Grammar) -> list[_Mention]:
     for m in grammar.bare.finditer(text):
         if m.start() not in taken and _bare_ok(text, m.end(), m.group(1).upper()):
             found.append(_Mention(m.start(), m.end(), m.group(1).upper(), explicit=False))
-    return sorted(found, key=lambda m: m.start)
+    kept = [m for m in found if not _negated(text, m)]
+    return sorted(kept, key=lambda m: m.start)
+
+
+# "not A", "isn't (B)", "neither A nor B", "except C", "rule out D"; "A is wrong".
+_NEGATION_BEFORE = re.compile(
+    r"(?:\b(?:not|neither|nor|except|excluding|exclude|eliminate|eliminating|no)"
+    r"|n't|\brul(?:e|ing)\s+out)[^\S\n]+(?:(?:option|choice)[^\S\n]+)?\(?[^\S\n]*$",
+    re.IGNORECASE,
+)
+_NEGATION_AFTER = re.compile(
+    r"[^\S\n]*\)?[^\S\n]+(?:is|are|was|seems)[^\S\n]+(?:not\b|wrong|incorrect|false|"
+    r"eliminated|ruled[^\S\n]+out|impossible|invalid)",
+    re.IGNORECASE,
+)
+_NEGATION_WINDOW = 24
+
+
+def _negated(text: str, mention: _Mention) -> bool:
+    """Whether the answer rules this option out rather than choosing it."""
+    before = text[max(0, mention.start - _NEGATION_WINDOW) : mention.start]
+    if _NEGATION_BEFORE.search(before):
+        return True
+    return _NEGATION_AFTER.match(text, mention.end, mention.end + _NEGATION_WINDOW) is not None
 
 
 # Words that may follow an option letter, e.g. "A is correct", "A or C".
@@ -403,7 +428,8 @@ def _read_response(text: str, grammar: _Grammar, options: dict[str, str]) -> tup
             for m in pattern.finditer(clean)
         ]
         if mentions:
-            return _distinct(_groups(clean, sorted(mentions, key=lambda m: m.start))[-1])
+            # a line naming several options ("(A) (B) (C) (D)") commits to none of them
+            return tuple(dict.fromkeys(m.letter for m in mentions if not _negated(clean, m)))
     return _text_matches(text, options)
 
 

@@ -11,6 +11,7 @@ EXTRACTION: list[tuple[str, dict[str, Any], str | None, str]] = [
     # (response, options, expected answer, expected source)
     ("so \\boxed{42}.", {}, "42", "boxed"),
     ("\\boxed{1} then \\boxed{2}", {}, "2", "boxed"),
+    ("\\boxed{2} so \\boxed{ 2 }", {}, " 2 ", "boxed"),
     ("\\fbox{7}", {}, "7", "boxed"),
     ("\\boxed 5 done", {}, "5", "boxed"),
     ("$\\boxed{\\frac{1}{2}}$", {}, "\\frac{1}{2}", "boxed"),
@@ -27,10 +28,40 @@ EXTRACTION: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("ratio 3/4", {}, "3/4", "last_number"),
     ("no numbers at all", {}, None, "none"),
     ("", {}, None, "none"),
-    # truncated responses: an unclosed box is skipped, never read to the end
-    ("\\boxed{3} and finally \\boxed{4", {}, "3", "boxed"),
-    ("\\boxed{4", {}, "4", "last_number"),
-    ("\\boxed{{{{", {}, None, "none"),
+    # truncated responses: an unclosed final box is no answer, never read to the end, and
+    # neither an earlier box nor a number inside it stands in for it
+    ("\\boxed{3} and finally \\boxed{4", {}, None, "boxed"),
+    ("\\boxed{4", {}, None, "boxed"),
+    ("\\boxed{{{{", {}, None, "boxed"),
+    ("Long reasoning... \\boxed{\\frac{1}{2", {}, None, "boxed"),
+    # empty boxes are skipped
+    ("\\boxed{} so 5", {}, "5", "last_number"),
+    # never a fragment of a word or of a LaTeX construct
+    ("AZYUK2A", {}, None, "none"),
+    ("so \\frac{1+\\sqrt{5}}{2}", {}, None, "none"),
+    ("we sum \\sum_{k=0}^n a_k here", {}, None, "none"),
+    ("the exponent in x^2 is", {}, None, "none"),
+    ("the index a_3 is", {}, None, "none"),
+    ("version v2 of the answer", {}, None, "none"),
+    ("total 1,234 apples", {}, "1,234", "last_number"),
+    ("so we get 0,111 here", {}, "0,111", "last_number"),
+    ("so we get 11 7/6 here", {}, None, "last_number"),
+    ("so we get 11 1/2 here", {}, "11\\frac{1}{2}", "last_number"),
+    ("we get 3 4", {}, None, "last_number"),
+    ("is 42.", {}, "42", "last_number"),
+    # the final math expression, whatever its delimiters
+    ("\\(\\frac{3}{4}\\)", {}, "\\frac{3}{4}", "math_span"),
+    ("so the area is \\[ \\frac{3}{4} \\].", {}, "\\frac{3}{4}", "math_span"),
+    ("so $$x = 2$$", {}, "x = 2", "math_span"),
+    ("Thus $\\frac{1}{2}$.", {}, "\\frac{1}{2}", "math_span"),
+    ("so $x=3$ and then 5 more", {}, "5", "last_number"),
+    ("It costs $5 and $7", {}, "7", "last_number"),
+    # bare answers: the whole response, when it is one short line of math
+    ("42", {}, "42", "bare"),
+    ("\\frac{1}{2}", {}, "\\frac{1}{2}", "bare"),
+    ("x = -3 \\text{ or } x = 2", {}, "x = -3 \\text{ or } x = 2", "bare"),
+    ("Final answer: 7/2", {}, "7/2", "answer"),
+    ("The final answer is 12 apples.", {}, "12 apples", "answer"),
     # strategy selection
     ("Answer: 3\n\\boxed{4}", {"strategies": ["answer"]}, "3", "answer"),
     ("Answer: 3 \\boxed{4}", {"strategies": ["boxed"]}, "4", "boxed"),
@@ -74,7 +105,17 @@ SCORED: list[tuple[str, Any, dict[str, Any], float]] = [
     ("\\boxed{A} \\boxed{B} \\boxed{C} \\boxed{D}", "C", {"strict": True}, 0.0),
     ("\\boxed{A, B, C, D}", "C", {}, 0.0),
     ("\\boxed{\\frac{1}{2", "\\frac{1}{2}", {"strict": True}, 0.0),
-    ("Long reasoning... \\boxed{\\frac{1}{2", "2", {}, 1.0),  # last number, non-strict
+    ("Long reasoning... \\boxed{\\frac{1}{2", "2", {}, 0.0),
+    ("Long reasoning... \\boxed{\\frac{1}{2", "\\frac{1}{2}", {}, 0.0),
+    ("\\(\\frac{3}{4}\\)", "4", {}, 0.0),
+    ("\\(\\frac{3}{4}\\)", "\\frac{3}{4}", {}, 1.0),
+    ("AZYUK2A", "2", {}, 0.0),
+    ("so \\frac{1+\\sqrt{5}}{2}", "2", {}, 0.0),
+    ("\\sum_{k=0}^n", "0", {}, 0.0),
+    ("so we get 11 7/6", "7/6", {}, 0.0),
+    ("11 7/6", "7/6", {}, 0.0),
+    ("11 7/6", "\\frac{77}{6}", {}, 0.0),
+    ("so we get 11 1/2", "\\frac{23}{2}", {}, 1.0),
     (
         [{"role": "user", "content": "?"}, {"role": "assistant", "content": "\\boxed{5}"}],
         "5",

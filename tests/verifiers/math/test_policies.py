@@ -24,8 +24,23 @@ POLICIES: list[tuple[str, str, dict[str, Any], float]] = [
     ("\\pi", "3.14", {"tolerance": "exact"}, 0.0),
     ("100", "100.5", {"tolerance": "relative", "rel_tol": 0.01}, 1.0),
     ("100", "102", {"tolerance": "relative", "rel_tol": 0.01}, 0.0),
-    ("\\frac{1}{3}", "0.33", {"min_sig_digits": 2}, 1.0),
-    ("\\frac{1}{3}", "0.33", {"min_sig_digits": 3}, 0.0),
+    # rounded decimal predictions for golds whose expansion does not end: opt-in
+    ("\\frac{1}{3}", "0.333", {}, 0.0),
+    ("\\frac{\\pi}{2}", "1.5708", {}, 0.0),
+    ("\\frac{1}{3}", "0.333", {"rounded_predictions": True}, 1.0),
+    ("\\frac{1}{3}", "0.3333333", {"rounded_predictions": True}, 1.0),
+    ("\\frac{2}{3}", "0.667", {"rounded_predictions": True}, 1.0),
+    ("\\frac{2}{3}", "0.666", {"rounded_predictions": True}, 1.0),
+    ("\\frac{2}{3}", "0.665", {"rounded_predictions": True}, 0.0),
+    ("2\\sqrt{3}", "3.464", {"rounded_predictions": True}, 1.0),
+    ("\\pi", "3.1416", {"rounded_predictions": True}, 1.0),
+    ("\\pi", "3.1417", {"rounded_predictions": True}, 0.0),
+    ("\\frac{\\pi}{2}", "1.5708", {"rounded_predictions": True}, 1.0),
+    ("\\frac{1}{3}", "0.33", {"rounded_predictions": True, "min_sig_digits": 2}, 1.0),
+    ("\\frac{1}{3}", "0.33", {"rounded_predictions": True, "min_sig_digits": 3}, 0.0),
+    # a decimal gold was written rounded: an exact prediction that rounds to it is right
+    ("0.33", "\\frac{1}{3}", {}, 1.0),
+    ("0.33", "\\frac{1}{3}", {"tolerance": "exact"}, 0.0),
     ("3+4i", "3+4i", {"complex_i": False}, 1.0),
     ("i", "\\sqrt{-1}", {"complex_i": False}, 0.0),
 ]
@@ -48,6 +63,6 @@ def test_gold_is_parsed_once_and_pairs_are_cached(registry) -> None:  # type: ig
         for a in ["\\frac{1}{\\sqrt2}", "0.5", "\\frac{1}{\\sqrt2}", "0.707"]
     ]
     results = verifier.score(items)
-    assert [r.reward for r in results] == [1.0, 0.0, 1.0, 1.0]
+    assert [r.reward for r in results] == [1.0, 0.0, 1.0, 0.0]  # 0.707: rounded, opt-in
     assert len(verifier._golds.data) == 1
     assert len(verifier._pairs.data) == 3
