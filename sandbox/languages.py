@@ -102,6 +102,7 @@ LANGUAGES: dict[str, Language] = {
             "Main.java",
             (
                 "java",
+                "-ea",  # assertions on: `assert` in Java is otherwise a no-op
                 "-Xmx{memory_mb}m",
                 "-Xss64m",
                 "-XX:+UseSerialGC",

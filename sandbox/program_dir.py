@@ -33,6 +33,14 @@ class ProgramDir:
                     (path / name).write_text(text, encoding="utf-8")
             return self._path
 
+    def drop(self, names: list[str]) -> None:
+        """Delete these files (the sources, once compiled: a program must not read its
+        own source, or a test compiled into it, while it runs)."""
+        with self._lock:
+            if self._path is not None:
+                for name in names:
+                    (self._path / name).unlink(missing_ok=True)
+
     def remove(self) -> None:
         """Delete the directory, if it was ever created."""
         with self._lock:

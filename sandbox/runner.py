@@ -12,16 +12,18 @@ can never work (an unknown language, a file name with a path in it).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sandbox import backends, languages
-from sandbox.backends.base import Backend, Job
+from sandbox.backends.base import Backend, Channel, Job
 from sandbox.classification import outcome
 from sandbox.program_dir import ProgramDir
 from sandbox.settings import SandboxSettings
@@ -45,6 +47,7 @@ _COMPILE_PROCESSES = 512
 
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Sandbox:
@@ -98,6 +101,8 @@ class Sandbox:
         try:
             binds = _binds(lang)
             report.compile = self._compile(lang, list(files), box, binds, program, limits)
+            if report.compile.status is CompileStatus.OK:
+                box.drop(list(files))
             if report.compile.status is CompileStatus.OK or lang.compile is None:
                 report.cases = self._cases(lang, list(files), box, binds, program, cases, limits)
         except SandboxFailure as exc:
@@ -107,6 +112,76 @@ class Sandbox:
         finally:
             box.remove()
         return report
+
+    def run_linked(
+        self, program: Program, peer: Program, cases: Sequence[Case], limits: Limits | None = None
+    ) -> RunReport:
+        """Run ``program`` and ``peer`` side by side for every case, each in a sandbox of its
+        own, linked by a channel (two pipes: what one writes the other reads; the fds are
+        named in ``REFEREE_CHANNEL_IN`` / ``REFEREE_CHANNEL_OUT``). The *peer* gets the
+        case (stdin, argv, files); the program gets none, so nothing in a case reaches the
+        program except through the peer. Both are interpreted languages here (no compile
+        step). ``cases`` in the report are the program's outcomes, ``peers`` the peer's.
+        Same errors as `run`; the docker backend cannot link (``sandbox_error``)."""
+        limits = limits or self.settings.limits
+        found = [languages.find(p.language) for p in (program, peer)]
+        langs = [lang for lang in found if lang is not None]
+        if len(langs) != 2:
+            raise ValueError(f"unknown language {program.language!r} or {peer.language!r}")
+        if any(lang.compile is not None for lang in langs):
+            raise ValueError("linked runs take interpreted languages only")
+        _require_valid(program, cases)
+        _require_valid(peer, cases)
+        report = RunReport(backend=self.backend.name, language=langs[0].name)
+        boxes = [
+            ProgramDir(self.settings.work_root, _program_files(p, lang.main))
+            for p, lang in zip((program, peer), langs, strict=True)
+        ]
+        try:
+            pairs = self._map(
+                lambda case: self._linked_case(langs, boxes, (program, peer), case, limits), cases
+            )
+            report.cases = [pair[0] for pair in pairs]
+            report.peers = [pair[1] for pair in pairs]
+        except SandboxFailure as exc:
+            report.sandbox_status = SandboxStatus.ERROR
+            report.message = str(exc)
+            report.cases, report.peers = [], []
+        finally:
+            for box in boxes:
+                box.remove()
+        return report
+
+    def _linked_case(
+        self,
+        langs: list[languages.Language],
+        boxes: list[ProgramDir],
+        programs: tuple[Program, Program],
+        case: Case,
+        limits: Limits,
+    ) -> tuple[Outcome, Outcome]:
+        to_program = os.pipe()
+        to_peer = os.pipe()
+        channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
+        try:
+            jobs = _linked_jobs(langs, boxes, programs, case, limits, channels)
+        except BaseException:
+            for fd in (*to_program, *to_peer):
+                os.close(fd)
+            raise
+        with ThreadPoolExecutor(max_workers=1) as side:
+            peer = side.submit(self.backend.execute, jobs[1])
+            try:
+                mine = self.backend.execute(jobs[0])
+            finally:
+                theirs = peer.result()
+        return outcome(mine, limits), outcome(theirs, limits)
+
+    def _map(self, one: Callable[[Case], T], cases: Sequence[Case]) -> list[T]:
+        if len(cases) <= 1 or self.settings.parallelism == 1:
+            return [one(case) for case in cases]
+        with ThreadPoolExecutor(max_workers=min(self.settings.parallelism, len(cases))) as pool:
+            return list(pool.map(one, cases))
 
     def _compile(
         self,
@@ -181,10 +256,7 @@ class Sandbox:
                     self.fast_path_fallbacks += 1
                 return full(case)
 
-        if len(cases) <= 1 or self.settings.parallelism == 1:
-            return [one(case) for case in cases]
-        with ThreadPoolExecutor(max_workers=min(self.settings.parallelism, len(cases))) as pool:
-            return list(pool.map(one, cases))
+        return self._map(one, cases)
 
     def _fast_path(self, lang: languages.Language, program: Program) -> ForkServer | None:
         if not (
@@ -241,6 +313,29 @@ def _binds(lang: languages.Language) -> dict[str, Path]:
     if root is None:
         raise SandboxFailure("rust toolchain vanished")
     return {languages.RUST_MOUNT: root}
+
+
+def _linked_jobs(
+    langs: list[languages.Language],
+    boxes: list[ProgramDir],
+    programs: tuple[Program, Program],
+    case: Case,
+    limits: Limits,
+    channels: tuple[Channel, Channel],
+) -> list[Job]:
+    """The program's job (no input) and the peer's (the case), each with its channel."""
+    jobs = []
+    inputs = (Case(), case)
+    for lang, box, program, given, channel in zip(
+        langs, boxes, programs, inputs, channels, strict=True
+    ):
+        job = _case_job(lang, _run_argv(lang, program, limits), box.path(), {}, given, limits)
+        jobs.append(dataclasses.replace(job, channel=channel))
+    return jobs
+
+
+def _run_argv(lang: languages.Language, program: Program, limits: Limits) -> list[str]:
+    return lang.argv(lang.run, list(_program_files(program, lang.main)), limits.memory_mb)
 
 
 def _case_job(

@@ -123,6 +123,8 @@ class RunReport(BaseModel):
     language: str = ""
     compile: CompileOutcome | None = None
     cases: list[Outcome] = Field(default_factory=list)
+    peers: list[Outcome] = Field(default_factory=list)
+    """For `Sandbox.run_linked`: what the peer did in each case (same order as ``cases``)."""
 
     @property
     def ok(self) -> bool:

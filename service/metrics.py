@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -29,6 +30,17 @@ LATENCY_BUCKETS = (
     10,
     30,
 )
+
+
+MAX_FLAG_NAMES = 32
+_FLAG = re.compile(r"[a-z][a-z0-9_]{0,47}")
+
+
+def _flags(result: Result) -> list[str]:
+    raw = result.details.get("flags") if isinstance(result.details, dict) else None
+    if not isinstance(raw, list):
+        return []
+    return [f if isinstance(f, str) and _FLAG.fullmatch(f) else "other" for f in raw[:16]]
 
 
 class Metrics:
@@ -59,6 +71,13 @@ class Metrics:
             ["verifier", "status"],
             registry=self.registry,
         )
+        self.flags = Counter(
+            "referee_flags",
+            "Results flagged as suspected reward hacking (details.flags), by verifier and flag",
+            ["verifier", "flag"],
+            registry=self.registry,
+        )
+        self._flag_names: dict[str, set[str]] = {}
         self.item_latency = Histogram(
             "referee_item_seconds",
             "Time spent scoring one item, by verifier",
@@ -77,6 +96,17 @@ class Metrics:
             verifier = result.verifier or "unresolved"
             self.items.labels(verifier, result.status.value).inc()
             self.item_latency.labels(verifier).observe(result.elapsed_ms / 1000.0)
+            for flag in _flags(result):
+                self.flags.labels(verifier, self._flag_label(verifier, flag)).inc()
+
+    def _flag_label(self, verifier: str, flag: str) -> str:
+        """The flag itself, or ``other`` past `MAX_FLAG_NAMES` names for a verifier (a
+        plugin's flags must not grow the label set without bound)."""
+        names = self._flag_names.setdefault(verifier, set())
+        if flag in names or len(names) < MAX_FLAG_NAMES:
+            names.add(flag)
+            return flag
+        return "other"
 
     def observe_request(self, route: str, code: int, seconds: float) -> None:
         self.requests.labels(route, str(code)).inc()

@@ -17,6 +17,25 @@ from sandbox.languages import MemoryRlimit
 
 
 @dataclass(frozen=True)
+class Channel:
+    """Two host pipe ends a job's process gets, keeping their fd numbers: it reads from
+    ``read_fd`` and writes to ``write_fd`` (their numbers are in ``REFEREE_CHANNEL_IN`` /
+    ``REFEREE_CHANNEL_OUT``). The backend owns them: it closes its copies once the child
+    holds them (so the far end sees EOF when the child dies), and always by the end."""
+
+    read_fd: int
+    write_fd: int
+
+    def env(self) -> dict[str, str]:
+        """The variables that tell the program its fd numbers."""
+        return {"REFEREE_CHANNEL_IN": str(self.read_fd), "REFEREE_CHANNEL_OUT": str(self.write_fd)}
+
+    def fds(self) -> tuple[int, int]:
+        """Both fds."""
+        return (self.read_fd, self.write_fd)
+
+
+@dataclass(frozen=True)
 class Job:
     """One process to run. Limits are in the units their names say."""
 
@@ -37,6 +56,8 @@ class Job:
     output_bytes: int
     binds: dict[str, Path] = field(default_factory=dict)
     """Extra read-only host directories, sandbox path -> host path (e.g. a toolchain)."""
+    channel: Channel | None = None
+    """A pipe pair to a peer job running at the same time (see `Channel`)."""
 
 
 @dataclass

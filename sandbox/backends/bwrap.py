@@ -162,23 +162,32 @@ class BwrapBackend:
 
     def execute(self, job: Job) -> Execution:
         """Run one job; see the module docstring for what isolates it."""
-        fds = {name: _memfd(name, data) for name, data in job.files.items()}
-        block_r, block_w = os.pipe()
-        info_r, info_w = os.pipe()
-        # fds this call still owns; closing one twice could close another thread's fd.
-        owned = {block_r, block_w, info_r, info_w, *fds.values()}
-        group = self._cgroup(job)
+        channel = job.channel.fds() if job.channel is not None else ()
+        # fds this call owns; closing one twice could close another thread's fd.
+        owned = set(channel)
+        try:
+            fds = {name: _memfd(name, data) for name, data in job.files.items()}
+            owned.update(fds.values())
+            block_r, block_w = os.pipe()
+            owned.update((block_r, block_w))
+            info_r, info_w = os.pipe()
+            owned.update((info_r, info_w))
+            group = self._cgroup(job)
+        except BaseException:
+            _close_all(owned)
+            raise
         env = {**base_env(WORK), **{k: v.replace("{work}", WORK) for k, v in job.env.items()}}
+        if job.channel is not None:
+            env.update(job.channel.env())
+        child_ends = (info_w, block_r, *fds.values(), *channel)
         spawn = Spawn(
             argv=self.argv(job, fds, block_r, info_w),
             env=env,
             stdin=job.stdin,
             wall_s=job.wall_s,
             output_bytes=job.output_bytes,
-            pass_fds=(block_r, info_w, *fds.values()),
-            prepare=lambda proc: self._prepare(
-                proc, job, info_r, (info_w, block_r, *fds.values()), owned, group
-            ),
+            pass_fds=child_ends,
+            prepare=lambda proc: self._prepare(proc, job, info_r, child_ends, owned, group),
             release=lambda: _release(block_w),
             kill=lambda proc: self._kill(proc, group),
         )
@@ -187,9 +196,7 @@ class BwrapBackend:
         except OSError as exc:
             raise SandboxFailure(f"bwrap could not run: {exc}") from exc
         finally:
-            for fd in owned:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            _close_all(owned)
             usage = _Usage.of(group)
             if group is not None:
                 group.close()
@@ -275,6 +282,13 @@ class _Usage:
         if group is None:
             return _Usage()
         return _Usage(group.peak_bytes(), group.cpu_seconds(), group.oom_killed())
+
+
+def _close_all(fds: set[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    fds.clear()
 
 
 def _release(block_w: int) -> None:

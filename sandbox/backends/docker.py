@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import select
 import socket
 import struct
@@ -66,6 +67,14 @@ class DockerBackend:
 
     def execute(self, job: Job) -> Execution:
         """Run ``job`` in a fresh container; see the module docstring."""
+        if job.channel is not None:
+            for fd in job.channel.fds():
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            raise SandboxFailure(
+                "linked runs (Python assert tests, whose tests run in a second sandbox) "
+                "need the bwrap or process backend; the docker backend cannot pass a channel"
+            )
         client = self._connect()
         container = None
         try:

@@ -9,8 +9,10 @@ keep a daemon from leaving, which is exactly the point of the other backends.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -42,24 +44,36 @@ class ProcessBackend:
         prlimit = shutil.which("prlimit")
         if prlimit is None:
             raise SandboxFailure("util-linux prlimit not found")
-        with tempfile.TemporaryDirectory(prefix="referee-work-") as work:
-            for name, data in job.files.items():
-                Path(work, name).write_bytes(data)
-            argv = [self._path(a, job, work) for a in job.argv]
-            env = {**base_env(work), **{k: self._path(v, job, work) for k, v in job.env.items()}}
-            try:
-                watched = watch(
-                    Spawn(
-                        argv=[prlimit, *_limit_flags(job), "--", *argv],
-                        env=env,
-                        stdin=job.stdin,
-                        wall_s=job.wall_s,
-                        output_bytes=job.output_bytes,
-                        cwd=str(job.box) if job.cwd_is_box else work,
-                    )
+        channel = job.channel.fds() if job.channel is not None else ()
+        owned = set(channel)  # closed once: a second close could hit another thread's fd
+        try:
+            with tempfile.TemporaryDirectory(prefix="referee-work-") as work:
+                for name, data in job.files.items():
+                    Path(work, name).write_bytes(data)
+                argv = [self._path(a, job, work) for a in job.argv]
+                env = {
+                    **base_env(work),
+                    **{k: self._path(v, job, work) for k, v in job.env.items()},
+                }
+                if job.channel is not None:
+                    env.update(job.channel.env())
+                spawn = Spawn(
+                    argv=[prlimit, *_limit_flags(job), "--", *argv],
+                    env=env,
+                    stdin=job.stdin,
+                    wall_s=job.wall_s,
+                    output_bytes=job.output_bytes,
+                    cwd=str(job.box) if job.cwd_is_box else work,
+                    pass_fds=channel,
+                    # the child holds the channel now: the peer must see EOF when it dies
+                    prepare=lambda _proc: _close(owned),
                 )
-            except OSError as exc:
-                raise SandboxFailure(f"cannot start process: {exc}") from exc
+                try:
+                    watched = watch(spawn)
+                except OSError as exc:
+                    raise SandboxFailure(f"cannot start process: {exc}") from exc
+        finally:
+            _close(owned)
         return Execution(
             returncode=watched.returncode,
             stdout=watched.output.bytes("stdout"),
@@ -79,6 +93,13 @@ class ProcessBackend:
             if arg.startswith(inside):
                 arg = str(host) + arg[len(inside) :]
         return arg
+
+
+def _close(fds: set[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    fds.clear()
 
 
 def _limit_flags(job: Job) -> list[str]:

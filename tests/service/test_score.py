@@ -137,6 +137,14 @@ def test_metrics_count_items_by_verifier_and_status(client: TestClient) -> None:
     assert 'referee_pool_workers_alive{pool="cpu"} 2.0' in text
 
 
+def test_metrics_count_hack_flags_by_verifier(client: TestClient) -> None:
+    boxes = {"verifier": "math", "response": "\\boxed{1} or \\boxed{2}", "reference": "2"}
+    response = client.post("/v1/score", json={"items": [boxes, boxes]})
+    assert response.json()["results"][0]["details"]["flags"] == ["conflicting_answers"]
+    text = client.get("/metrics").text
+    assert 'referee_flags_total{flag="conflicting_answers",verifier="math@1"} 2.0' in text
+
+
 def test_openapi_documents_every_route(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     for route in ("/v1/score", "/v1/verifiers", "/healthz", "/readyz", "/metrics"):

@@ -1,26 +1,31 @@
-"""Wrap the candidate's code into the program the sandbox runs, and build its cases.
+"""Wrap the candidate's code into what the sandbox runs, and build its cases (a `Plan`).
 
 - stdio: the code is the program; each case's stdin is the test input.
 - function (Python): a driver after the code reads the JSON argument list on stdin, calls
-  ``fn_name`` (or ``Solution().fn_name``) and prints the JSON result on a line starting
-  with `RESULT_MARK`, so the candidate's own prints do not disturb the comparison.
-- assert (Python): a driver after the code executes the case's stdin (the test snippet)
-  in the program's globals, so one program serves every snippet; a failed assert is a
-  non-zero exit. The first stdin line is a per-run random nonce that the driver prints
-  after the tests ran, so a candidate that exits early with status 0 (``sys.exit(0)``,
-  ``os._exit(0)``) does not pass. Other languages: the test is appended to the program
-  (one case) and the exit status is the verdict.
+  ``fn_name`` (or ``Solution().fn_name``) and prints the result on a line starting with
+  `RESULT_MARK`, as plain JSON; a result that is not plain data (a class instance, a
+  subclass of a plain type) is reported as such instead (`UNSUPPORTED_MARK`), never
+  converted. The host compares the values: the expected ones never enter the sandbox.
+- assert (Python, JavaScript): the test code runs in a *second* sandbox, linked to the
+  program's by a channel (`verifiers.code.boundary`): the program never holds the tests,
+  their expected values or the assertion machinery, and only plain values come back.
+- assert (other languages): the test is appended to the program and runs in its process
+  (`verifiers.code.inprocess` hardens that run and proves it completed).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from sandbox import Case, Program
 from verifiers.base import ItemInvalid
+from verifiers.code import inprocess
+from verifiers.code.boundary import assembly
 from verifiers.code.suite import Suite
 
 RESULT_MARK = "@@referee-result@@ "
+UNSUPPORTED_MARK = "@@referee-unsupported@@ "
 
 _CALL_DRIVER = """
 
@@ -33,77 +38,110 @@ def __referee_call():
     if _fn is None:
         raise NameError("no function or Solution method named " + {name!r})
     _out = _fn(*_args)
-    def _plain(value):
-        if isinstance(value, (set, frozenset)):
+    _plain = (type(None), bool, int, float, str)
+    def _check(value, depth):
+        kind = type(value)
+        if kind in _plain:
+            return value
+        if depth > 64:
+            raise ValueError("nested deeper than 64")
+        if kind in (list, tuple):
+            return [_check(v, depth + 1) for v in value]
+        if kind in (set, frozenset):
+            items = [_check(v, depth + 1) for v in value]
             try:
-                return sorted(value)
+                return sorted(items)
             except TypeError:
-                return list(value)
-        return repr(value)
+                return items
+        if kind is dict:
+            return {{_check(k, depth + 1) if type(k) is str else _json.dumps(_check(k, depth + 1)):
+                    _check(v, depth + 1) for k, v in value.items()}}
+        raise TypeError(kind)
     _sys.stdout.flush()
-    _sys.stdout.write("\\n" + {mark!r} + _json.dumps(_out, default=_plain) + "\\n")
+    try:
+        _text = _json.dumps(_check(_out, 0))
+    except (TypeError, ValueError):
+        _kind = type(_out)
+        _eq = any("__eq__" in vars(b) for b in _kind.__mro__ if b.__module__ != "builtins")
+        _sys.stdout.write("\\n" + {unsupported!r} + _json.dumps(
+            {{"type": getattr(_kind, "__qualname__", "?"), "custom_eq": _eq}}) + "\\n")
+        return
+    _sys.stdout.write("\\n" + {mark!r} + _text + "\\n")
 
 
 __referee_call()
 """
 
-_EXEC_DRIVER = """
 
-def __referee_exec():
-    import sys as _sys
-    _nonce = _sys.stdin.readline().strip()
-    exec(compile(_sys.stdin.read(), "<test>", "exec"), globals())
-    _sys.stdout.flush()
-    _sys.stdout.write("\\n" + _nonce + "\\n")
+@dataclass(frozen=True)
+class Plan:
+    """What to run: ``program`` on ``cases``; with a ``tester``, a linked run where the
+    tester gets the cases and the program none (`sandbox.Sandbox.run_linked`).
+    ``completion`` is the exit status that proves an in-process test ran to its end."""
+
+    program: Program
+    cases: list[Case]
+    tester: Program | None = None
+    completion: int | None = None
 
 
-__referee_exec()
-"""
-
-
-def build_program(suite: Suite, code: str, language: str, nonce: str) -> tuple[Program, list[Case]]:
-    """The program and its cases for ``suite`` and the candidate's ``code``; ``nonce``
-    (random, one line) marks a completed assert run (see `tests_completed`)."""
+def build_plan(suite: Suite, code: str, language: str, secret: int) -> Plan:
+    """The plan for ``suite`` and the candidate's ``code``; ``secret`` (random, per run)
+    becomes the completion status of in-process tests."""
     check_supported(suite, language)
     if suite.kind == "stdio":
-        return Program(language=language, source=code), [Case(stdin=c.stdin) for c in suite.cases]
-    if language != "python3":
-        source = f"{suite.setup}\n{code}\n{suite.test}\n"
-        return Program(language=language, source=source), [Case()]
-    prefix = f"{suite.setup}\n" if suite.setup else ""
-    if suite.kind == "function":
-        driver = _CALL_DRIVER.format(name=suite.fn_name, mark=RESULT_MARK)
         cases = [Case(stdin=c.stdin) for c in suite.cases]
-    else:
-        driver = _EXEC_DRIVER
-        cases = [Case(stdin=f"{nonce}\n{c.stdin}") for c in suite.cases]
-    return Program(language=language, source=prefix + code + driver), cases
+        return Plan(Program(language=language, source=code), cases)
+    if language not in assembly.LINKED_LANGUAGES:
+        program, completion = inprocess.program(language, suite.setup, code, suite.test, secret)
+        return Plan(program, [Case()], completion=completion)
+    if suite.kind == "function":
+        driver = _CALL_DRIVER.format(
+            name=suite.fn_name, mark=RESULT_MARK, unsupported=UNSUPPORTED_MARK
+        )
+        prefix = f"{suite.setup}\n" if suite.setup else ""
+        cases = [Case(stdin=c.stdin) for c in suite.cases]
+        return Plan(Program(language=language, source=prefix + code + driver), cases)
+    cases = [assembly.tester_case(c.stdin, suite.setup, language) for c in suite.cases]
+    program = assembly.program(code, suite.setup, language)
+    return Plan(program, cases, tester=assembly.tester(language))
 
 
 def check_supported(suite: Suite, language: str) -> None:
     """Raise `ItemInvalid` when ``suite``'s format cannot run in ``language``."""
     if suite.kind == "stdio" or language == "python3":
         return
-    if suite.kind == "function" or len(suite.cases) != 1 or not suite.test:
+    if suite.kind == "function":
         raise ItemInvalid(
             "invalid_reference",
-            f"reference: function-call tests and test lists need params.language python3, "
-            f"not {language}; for {language} give one test appended to the program",
+            f"reference: function-call tests need params.language python3, not {language}; "
+            f"for {language} give stdin/stdout tests or an assert-style test",
         )
+    if language in assembly.LINKED_LANGUAGES:
+        return
+    if len(suite.cases) != 1 or not suite.test:
+        raise ItemInvalid(
+            "invalid_reference",
+            f"reference: test lists need params.language python3 or javascript, not "
+            f"{language}; for {language} give one test appended to the program",
+        )
+    inprocess.check_language(language)
 
 
-def tests_completed(stdout: str, nonce: str) -> bool:
-    """True when an assert run printed ``nonce`` as its last line (the tests finished)."""
-    lines = stdout.rstrip("\n").rsplit("\n", 1)
-    return lines[-1] == nonce
-
-
-def returned_value(stdout: str) -> tuple[bool, object]:
-    """The value a function-call case returned: (found, value) from the last marked line."""
+def returned_value(stdout: str) -> tuple[bool, object, str | None]:
+    """What a function-call case returned: (found, value, unsupported type or None), from
+    the last marked line."""
     for line in reversed(stdout.splitlines()):
         if line.startswith(RESULT_MARK):
             try:
-                return True, json.loads(line[len(RESULT_MARK) :])
+                return True, json.loads(line[len(RESULT_MARK) :]), None
             except ValueError:
-                return False, None
-    return False, None
+                return False, None, None
+        if line.startswith(UNSUPPORTED_MARK):
+            try:
+                report = json.loads(line[len(UNSUPPORTED_MARK) :])
+            except ValueError:
+                return False, None, None
+            eq = "custom_eq" if isinstance(report, dict) and report.get("custom_eq") else ""
+            return True, None, eq or "custom_type"
+    return False, None, None

@@ -1,9 +1,11 @@
 """Per-case verdicts: what each case's run means for the score.
 
 A case passes when its run ended ``ok`` and its output matches (stdio: the comparator or
-the checker's score; function: the returned JSON value; assert: the run reached the end of
-the tests). Anything else scores 0 with the sandbox's status (``runtime_error``,
-``timeout``, ``memory_limit``, ``output_limit``, ``signal``) or ``wrong_answer``.
+the checker's score; function: the returned JSON value; assert: the tester's verdict, or
+for a test in the program's process the completion status). Anything else scores 0 with
+the sandbox's status (``runtime_error``, ``timeout``, ``memory_limit``, ``output_limit``,
+``signal``) or ``wrong_answer``. A verdict's ``flags`` name suspected gaming
+(``custom_type``, ``custom_eq``, ``early_exit``); they explain a 0, never cause one alone.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox import CaseStatus, Outcome
+from verifiers.base import ItemError, ItemInvalid
+from verifiers.code.boundary import assembly
 from verifiers.code.comparison import DIFF_CHARS, Comparator, Tolerance, compare, compare_values
-from verifiers.code.harness import returned_value, tests_completed
+from verifiers.code.harness import returned_value
 from verifiers.code.suite import Suite, TestCase
 
 STDERR_CHARS = 300
@@ -30,6 +34,7 @@ class Verdict:
     time_s: float = 0.0
     diff: str | None = None
     stderr: str | None = None
+    flags: tuple[str, ...] = ()
 
     def as_details(self) -> dict[str, Any]:
         """The JSON shape in ``details.cases``: empty fields are left out."""
@@ -38,31 +43,36 @@ class Verdict:
             out["diff"] = self.diff
         if self.stderr:
             out["stderr"] = self.stderr
+        if self.flags:
+            out["flags"] = list(self.flags)
         return out
 
 
 @dataclass(frozen=True)
 class Rules:
-    """How outputs are judged: the comparator, tolerances, the assert-run nonce, and
-    whether an APPS-style ``[value]`` expected output also accepts ``value``."""
+    """How outputs are judged: the comparator, tolerances, whether an APPS-style
+    ``[value]`` expected output also accepts ``value``, and the exit status that proves an
+    in-process test completed (None: no such test)."""
 
     compare: Comparator
     tolerance: Tolerance
-    nonce: str
     accept_wrapped_output: bool = False
+    completion: int | None = None
 
 
-def judge(case: TestCase, outcome: Outcome, suite: Suite, rules: Rules) -> Verdict:
-    """The verdict of one case run (before any checker)."""
+def judge(
+    case: TestCase, outcome: Outcome, suite: Suite, rules: Rules, peer: Outcome | None = None
+) -> Verdict:
+    """The verdict of one case run (before any checker); ``peer`` is the tester's run
+    when the tests ran in a sandbox of their own."""
+    if peer is not None:
+        return judge_linked(outcome, peer)
+    if suite.kind == "assert" and rules.completion is not None:
+        return judge_in_process(outcome, rules.completion)
     time_s = outcome.wall_s
     if outcome.status is not CaseStatus.OK:
         tail = outcome.stderr[-STDERR_CHARS:] or None
         return Verdict(outcome.status.value, 0.0, time_s, stderr=tail)
-    if suite.kind == "assert":
-        # No nonce: a test appended to a non-Python program; its exit status is the verdict.
-        if not rules.nonce or tests_completed(outcome.stdout, rules.nonce):
-            return Verdict("passed", 1.0, time_s)
-        return Verdict("wrong_answer", 0.0, time_s, diff="the program exited before the tests ran")
     if suite.kind == "function":
         return _judge_value(case, outcome, rules)
     verdict = compare(outcome.stdout, case.expected, rules.compare, rules.tolerance)
@@ -71,8 +81,54 @@ def judge(case: TestCase, outcome: Outcome, suite: Suite, rules: Rules) -> Verdi
     return Verdict("wrong_answer", 0.0, time_s, diff=verdict.diff)
 
 
+def judge_linked(program: Outcome, tester: Outcome) -> Verdict:
+    """A Python assert case whose tests ran in their own sandbox (`verifiers.code.boundary`).
+    The tester's verdict decides; the program's own limits (timeout, memory, output)
+    explain a failure first, and a tester that broke is the reference's or the sandbox's
+    problem, never the program's pass."""
+    time_s = max(program.wall_s, tester.wall_s)
+    verdict = assembly.read_verdict(tester.stdout) if tester.status is CaseStatus.OK else None
+    if verdict is not None and verdict.harness_error:
+        raise ItemInvalid("invalid_reference", f"reference.test: {verdict.harness_error}")
+    if verdict is not None and verdict.passed:
+        return Verdict("passed", 1.0, time_s, flags=verdict.flags)
+    flags = verdict.flags if verdict is not None else ()
+    tail = program.stderr[-STDERR_CHARS:] or None
+    if program.status not in (CaseStatus.OK, CaseStatus.RUNTIME_ERROR):
+        return Verdict(program.status.value, 0.0, time_s, stderr=tail, flags=flags)
+    if verdict is None:
+        if tester.status in (CaseStatus.OK, CaseStatus.RUNTIME_ERROR, CaseStatus.SIGNAL):
+            # the harness always prints a verdict unless a limit stops it: no 0 for this
+            detail = tester.stderr[-STDERR_CHARS:].strip() or tester.status.value
+            raise ItemError("harness_failed", f"the test harness ended without a verdict: {detail}")
+        # the tests' run hit a limit: a huge value from the program, or a slow test
+        return Verdict(tester.status.value, 0.0, time_s, stderr=tail)
+    status = "runtime_error" if program.status is CaseStatus.RUNTIME_ERROR else "wrong_answer"
+    return Verdict(status, 0.0, time_s, diff=verdict.message, stderr=tail, flags=flags)
+
+
+def judge_in_process(outcome: Outcome, completion: int) -> Verdict:
+    """A test that ran in the program's process passes only when the process ended with
+    the completion status (`verifiers.code.inprocess`): an early ``exit(0)`` does not."""
+    time_s = outcome.wall_s
+    tail = outcome.stderr[-STDERR_CHARS:] or None
+    if outcome.exit_code == completion and outcome.status in (
+        CaseStatus.OK,
+        CaseStatus.RUNTIME_ERROR,
+    ):
+        return Verdict("passed", 1.0, time_s)
+    if outcome.status is CaseStatus.OK:
+        diff = "the program exited before the tests finished"
+        return Verdict("wrong_answer", 0.0, time_s, diff=diff, stderr=tail, flags=("early_exit",))
+    return Verdict(outcome.status.value, 0.0, time_s, stderr=tail)
+
+
 def _judge_value(case: TestCase, outcome: Outcome, rules: Rules) -> Verdict:
-    found, value = returned_value(outcome.stdout)
+    found, value, unsupported = returned_value(outcome.stdout)
+    if unsupported is not None:
+        flags = ("custom_type", unsupported) if unsupported != "custom_type" else (unsupported,)
+        diff = "the function returned an object that is not plain data"
+        return Verdict("wrong_answer", 0.0, outcome.wall_s, diff=diff, flags=flags)
     if not found:
         return Verdict("wrong_answer", 0.0, outcome.wall_s, diff="the function returned nothing")
     expected = case.expected_value

@@ -19,14 +19,15 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from sandbox import Case, CompileStatus, Limits, Outcome, Program, Sandbox, languages
+from sandbox import Case, CompileStatus, Limits, Outcome, RunReport, Sandbox, languages
 from verifiers.base import ItemInvalid, ItemVerifier, Params
 from verifiers.base import Outcome as Scored
+from verifiers.code import inprocess
 from verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
 from verifiers.code.checker import Judged, run_checker
 from verifiers.code.comparison import Comparator, Tolerance
 from verifiers.code.extraction import extract_code
-from verifiers.code.harness import build_program, check_supported
+from verifiers.code.harness import Plan, build_plan, check_supported
 from verifiers.code.runtime import require_ok, shared_sandbox
 from verifiers.code.suite import Suite, parse_suite
 from verifiers.code.verdicts import Rules, Verdict, judge, skipped, summarise
@@ -115,31 +116,41 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             return Scored(0.0, details={**details, "message": "no code found in the response"})
         if not _encodable(code):
             return Scored(0.0, details={**details, "message": "the code is not valid UTF-8"})
+        plan = build_plan(suite, code, params.language, secrets.randbits(32))
         rules = Rules(
             params.compare,
             Tolerance(params.abs_tol, params.rel_tol),
-            secrets.token_hex(16) if params.language == "python3" else "",
             params.accept_wrapped_output,
+            plan.completion,
         )
-        program, cases = build_program(suite, code, params.language, rules.nonce)
-        return self._grade(suite, program, cases, params, rules, details)
+        if plan.completion is not None:
+            details["flags"] = ["in_process_tests"]
+            if inprocess.defines_equality(params.language, code):
+                details["flags"].append("custom_eq")
+                details["message"] = (
+                    "the program defines equality for its own types, through which the "
+                    "test appended to it would compare; it is not run"
+                )
+                return Scored(0.0, details=details)
+        return self._grade(suite, plan, params, rules, details)
 
     def _grade(
-        self,
-        suite: Suite,
-        program: Program,
-        cases: list[Case],
-        params: CodeParams,
-        rules: Rules,
-        details: dict[str, Any],
+        self, suite: Suite, plan: Plan, params: CodeParams, rules: Rules, details: dict[str, Any]
     ) -> Scored:
         limits = params.limits()
-        outcomes, compiled = self._execute(program, cases, limits, params.early_exit, suite, rules)
+        runs, compiled = self._execute(plan, limits, params.early_exit, suite, rules)
         if compiled is not None:
             details["compile_error"] = compiled
             details["message"] = "the program does not compile"
             return Scored(0.0, details=details)
-        verdicts = [judge(c, o, suite, rules) for c, o in zip(suite.cases, outcomes, strict=False)]
+        verdicts = [
+            judge(case, mine, suite, rules, peer)
+            for case, (mine, peer) in zip(suite.cases, runs, strict=False)
+        ]
+        outcomes = [mine for mine, _ in runs]
+        flags = sorted({f for v in verdicts for f in v.flags} | set(details.get("flags", ())))
+        if flags:
+            details["flags"] = flags
         if suite.checker is not None:
             self._apply_checker(suite, outcomes, verdicts, limits)
         verdicts += skipped(len(suite.cases) - len(verdicts))
@@ -154,23 +165,19 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         return Scored(reward, components={"pass_rate": sum(scores) / len(scores)}, details=details)
 
     def _execute(
-        self,
-        program: Program,
-        cases: list[Case],
-        limits: Limits,
-        early_exit: bool,
-        suite: Suite,
-        rules: Rules,
-    ) -> tuple[list[Outcome], str | None]:
-        """Run the cases; returns (outcomes, compile error text or None). With early exit
-        the cases run in chunks that double in size (parallelism, 2x, 4x...), so a failure
-        stops the run after few recompiles and a passing suite pays O(log n) compiles."""
+        self, plan: Plan, limits: Limits, early_exit: bool, suite: Suite, rules: Rules
+    ) -> tuple[list[tuple[Outcome, Outcome | None]], str | None]:
+        """Run the cases; returns (per case: the program's outcome and the tester's, if
+        any; compile error text or None). With early exit the cases run in chunks that
+        double in size (parallelism, 2x, 4x...), so a failure stops the run after few
+        recompiles and a passing suite pays O(log n) compiles."""
+        cases = plan.cases
         chunk = len(cases) if not early_exit else self.sandbox.settings.parallelism
-        outcomes: list[Outcome] = []
+        outcomes: list[tuple[Outcome, Outcome | None]] = []
         while len(outcomes) < len(cases):
             part = cases[len(outcomes) : len(outcomes) + chunk]
             try:
-                report = require_ok(self.sandbox.run(program, part, limits))
+                report = require_ok(self._sandbox_run(plan, part, limits))
             except ValueError as exc:
                 raise ItemInvalid("invalid_params", f"params.language: {exc}") from None
             if report.compile is not None and report.compile.status in (
@@ -180,11 +187,17 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 text = report.compile.output[-COMPILE_OUTPUT_CHARS:]
                 return [], text or f"compile {report.compile.status.value}"
             start = len(outcomes)
-            outcomes.extend(report.cases)
-            if early_exit and _failed(suite, cases, outcomes, start, rules):
+            peers: list[Outcome | None] = list(report.peers) or [None] * len(report.cases)
+            outcomes.extend(zip(report.cases, peers, strict=True))
+            if early_exit and _failed(suite, outcomes, start, rules):
                 break
             chunk *= 2
         return outcomes, None
+
+    def _sandbox_run(self, plan: Plan, cases: list[Case], limits: Limits) -> RunReport:
+        if plan.tester is None:
+            return self.sandbox.run(plan.program, cases, limits)
+        return self.sandbox.run_linked(plan.program, plan.tester, cases, limits)
 
     def _apply_checker(
         self, suite: Suite, outcomes: Sequence[Outcome], verdicts: list[Verdict], limits: Limits
@@ -204,15 +217,15 @@ class CodeVerifier(ItemVerifier[CodeParams]):
 
 
 def _failed(
-    suite: Suite, cases: list[Case], outcomes: list[Outcome], start: int, rules: Rules
+    suite: Suite, outcomes: list[tuple[Outcome, Outcome | None]], start: int, rules: Rules
 ) -> bool:
     """True when a case in ``outcomes[start:]`` failed (checker suites: the run failed)."""
-    del cases
     for index in range(start, len(outcomes)):
+        mine, peer = outcomes[index]
         if suite.checker is not None:
-            if outcomes[index].status.value != "ok":
+            if mine.status.value != "ok":
                 return True
-        elif judge(suite.cases[index], outcomes[index], suite, rules).score < 1.0:
+        elif judge(suite.cases[index], mine, suite, rules, peer).score < 1.0:
             return True
     return False
 

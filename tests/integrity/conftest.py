@@ -1,0 +1,3 @@
+from tests.verifiers.conftest import registry, score
+
+__all__ = ["registry", "score"]

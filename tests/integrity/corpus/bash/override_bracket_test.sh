@@ -1,0 +1,2 @@
+test() { return 0; }
+add() { echo 0; }

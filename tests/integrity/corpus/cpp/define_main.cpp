@@ -1,0 +1,2 @@
+#define main notmain
+int add(int a, int b) { return 0; }

@@ -1,0 +1,2 @@
+package main
+func add(a, b int) int { return a - b }

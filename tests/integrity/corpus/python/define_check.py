@@ -1,0 +1,4 @@
+def check(candidate):
+    pass
+def add(a, b):
+    return 0

@@ -1,0 +1,2 @@
+def add(a, b):
+    raise AssertionError('pass')

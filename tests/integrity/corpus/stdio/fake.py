@@ -1,0 +1,2 @@
+print(5)
+print(6)

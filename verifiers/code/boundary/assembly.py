@@ -1,0 +1,294 @@
+"""Assemble the two sandboxed programs of an assert-test run, and read its verdict.
+
+The candidate's code runs as module ``solution`` in one sandbox, served by `server`; the
+reference's tests run in a second sandbox under `tester`, with the names they take from
+the program (found here: for Python by reading the test's syntax tree, for JavaScript by
+scanning its identifiers) bound to proxies. The shipped files are this package's own
+modules, concatenated after `codec` (their ``from verifiers...`` import lines dropped),
+and ``boundary.js`` for JavaScript: what is tested here is what runs there.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from sandbox import Case, Program
+
+MODULE = "solution"
+RUNTIME = "referee_boundary"
+VERDICT_MARK = "@@referee-verdict@@ "
+
+
+@dataclass(frozen=True)
+class TestVerdict:
+    """What the tester said: ``harness_error`` is the reference's problem, not the program's."""
+
+    passed: bool
+    message: str = ""
+    flags: tuple[str, ...] = field(default=())
+    harness_error: str = ""
+
+
+@cache
+def _shipped(*modules: str) -> str:
+    parts = []
+    for module in modules:
+        text = (resources.files(__package__) / f"{module}.py").read_text(encoding="utf-8")
+        lines = [line for line in text.splitlines() if not line.startswith("from verifiers.")]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+LINKED_LANGUAGES = frozenset({"python3", "javascript", "bash"})
+
+
+def program(code: str, setup: str, language: str = "python3") -> Program:
+    """The candidate's side for ``language`` (see `LINKED_LANGUAGES`)."""
+    if language == "javascript":
+        return _js_program(code, setup)
+    if language == "bash":
+        here = '"$(dirname "$0")"'
+        launcher = f". {here}/{RUNTIME}.sh\nreferee_serve {here}/{MODULE}.sh\n"
+        files = {f"{MODULE}.sh": f"{setup}\n{code}\n", **_bash_files()}
+        return Program(language="bash", source=launcher, files=files)
+    return _python_program(code, setup)
+
+
+def tester(language: str = "python3") -> Program:
+    """The tests' side (the same for every item of a language)."""
+    if language == "javascript":
+        launcher = 'require("./referee_boundary.js").test();\n'
+        return Program(language=language, source=launcher, files=_js_files())
+    if language == "bash":
+        launcher = f'. "$(dirname "$0")/{RUNTIME}.sh"\nreferee_test\n'
+        return Program(language=language, source=launcher, files=_bash_files())
+    return Program(language="python3", source=_shipped("codec", "tester") + "\nmain()\n")
+
+
+def tester_case(test: str, setup: str, language: str = "python3") -> Case:
+    """The case the tester reads: which names to proxy, then the test code."""
+    if language == "javascript":
+        spec: dict[str, Any] = {"names": js_program_names(setup + "\n" + test)}
+        return Case(stdin=json.dumps(spec) + "\n" + setup + "\n" + test)
+    if language == "bash":  # the program names its own functions
+        return Case(stdin=f"{setup}\n{test}\n")
+    spec = {"names": program_names(test, setup), "setup": setup}
+    return Case(stdin=json.dumps(spec) + "\n" + test)
+
+
+def _python_program(code: str, setup: str) -> Program:
+    """The candidate's side: ``setup`` then ``code`` as module `MODULE`, served."""
+    launcher = f"__import__({RUNTIME!r}).run({MODULE!r})\n"
+    files = {f"{MODULE}.py": f"{setup}\n{code}\n", f"{RUNTIME}.py": _shipped("codec", "server")}
+    return Program(language="python3", source=launcher, files=files)
+
+
+def _bash_files() -> dict[str, str]:
+    text = (resources.files(__package__) / "boundary.sh").read_text(encoding="utf-8")
+    return {f"{RUNTIME}.sh": text}
+
+
+def _js_files() -> dict[str, str]:
+    text = (resources.files(__package__) / "boundary.js").read_text(encoding="utf-8")
+    return {"referee_boundary.js": text}
+
+
+def _js_program(code: str, setup: str) -> Program:
+    names = js_identifiers(code)
+    exports = "".join(
+        f'  try {{ if (typeof {n} !== "undefined") e[{json.dumps(n)}] = {n}; }} catch (_) {{}}\n'
+        for n in names
+    )
+    epilogue = f";module.exports = (() => {{\n  const e = {{}};\n{exports}  return e;\n}})();\n"
+    module = f"{setup}\n{code}\n{epilogue}"
+    launcher = f'require("./referee_boundary.js").serve(require("./{MODULE}.js"));\n'
+    files = {f"{MODULE}.js": module, **_js_files()}
+    return Program(language="javascript", source=launcher, files=files)
+
+
+_JS_STRINGS = re.compile(
+    r"//[^\n]*|/\*.*?\*/|`(?:\\.|[^`\\])*`|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S
+)
+_JS_IDENTIFIER = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")
+_JS_DECLARED = re.compile(r"\b(?:function\*?|class|let|const|var)\s+([A-Za-z_$][\w$]*)")
+_JS_RESERVED = frozenset(
+    [
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "let",
+        "new",
+        "null",
+        "of",
+        "return",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+        "async",
+        "await",
+        "static",
+        "get",
+        "set",
+        "undefined",
+        "NaN",
+        "Infinity",
+        "globalThis",
+        "console",
+        "require",
+        "module",
+        "exports",
+        "process",
+        "Buffer",
+        "Object",
+        "Array",
+        "Math",
+        "JSON",
+        "Number",
+        "String",
+        "Boolean",
+        "Symbol",
+        "BigInt",
+        "Map",
+        "Set",
+        "WeakMap",
+        "WeakSet",
+        "Promise",
+        "Error",
+        "TypeError",
+        "RangeError",
+        "ReferenceError",
+        "SyntaxError",
+        "EvalError",
+        "URIError",
+        "Date",
+        "RegExp",
+        "Reflect",
+        "Proxy",
+        "Intl",
+        "parseInt",
+        "parseFloat",
+        "isNaN",
+        "isFinite",
+        "arguments",
+        "eval",
+        "setTimeout",
+        "setInterval",
+        "clearTimeout",
+        "clearInterval",
+        "structuredClone",
+        "Int8Array",
+        "Uint8Array",
+        "Int16Array",
+        "Uint16Array",
+        "Int32Array",
+        "Uint32Array",
+        "Float32Array",
+        "Float64Array",
+        "BigInt64Array",
+        "BigUint64Array",
+        "ArrayBuffer",
+        "DataView",
+        "encodeURIComponent",
+        "decodeURIComponent",
+        "encodeURI",
+        "decodeURI",
+    ]
+)
+
+
+def js_identifiers(source: str) -> list[str]:
+    """Every identifier in ``source`` but keywords and globals: the program side exports
+    those among them that name something at its top level."""
+    return sorted(set(_JS_IDENTIFIER.findall(_JS_STRINGS.sub(" ", source))) - _JS_RESERVED)
+
+
+def js_program_names(source: str) -> list[str]:
+    """The identifiers ``source`` uses but does not declare and that are not JavaScript
+    globals: candidates for the program's top-level names (a crude lexical scan: a name
+    the program lacks is simply absent on its side)."""
+    text = _JS_STRINGS.sub(" ", source)
+    used = set(_JS_IDENTIFIER.findall(text))
+    declared = set(_JS_DECLARED.findall(text))
+    return sorted(used - declared - _JS_RESERVED)
+
+
+def program_names(test: str, setup: str = "") -> list[str]:
+    """The names ``test`` (after ``setup``) reads but never binds and that are not
+    builtins: the ones the program must provide. An unparsable test has none (it then
+    fails in the tester with its own syntax error)."""
+    loaded: set[str] = set()
+    bound: set[str] = set()
+    for source in (setup, test):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        _collect(tree, loaded, bound)
+    return sorted(loaded - bound - set(dir(builtins)))
+
+
+def _collect(tree: ast.AST, loaded: set[str], bound: set[str]) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound.update(node.names)
+
+
+def read_verdict(stdout: str) -> TestVerdict | None:
+    """The tester's verdict from its stdout (its last marked line); None without one."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(VERDICT_MARK):
+            try:
+                data: dict[str, Any] = json.loads(line[len(VERDICT_MARK) :])
+            except ValueError:
+                return None
+            return TestVerdict(
+                passed=data.get("passed") is True,
+                message=str(data.get("message", "")),
+                flags=tuple(str(f) for f in data.get("flags", ())),
+                harness_error=str(data.get("harness_error", "")),
+            )
+    return None

@@ -1,0 +1,145 @@
+"""Plain values across the boundary between a program and its tests (stdlib only).
+
+The program and the tests run in two separate sandboxes; what crosses between them is
+JSON text made from *plain* values only, so the tests never hold an object the program
+made and can never call its ``__eq__``, ``__bool__``, ``__len__`` or any other method:
+
+- ``None``, ``bool``, ``int``, ``str``: JSON's own null, true/false, integers (past 2**64
+  ``{"i": hex}``), strings;
+- ``float`` (nan and infinities included, bit-exact): ``{"f": hex}``; ``complex``:
+  ``{"c": [hex, hex]}``; ``bytes``: ``{"b": latin-1 text}``;
+- ``list`` ``{"l": [...]}``, ``tuple`` ``{"t": [...]}``, ``set`` ``{"s": [...]}``,
+  ``frozenset`` ``{"z": [...]}``, ``dict`` ``{"d": [[k, v], ...]}`` (keys of any plain type);
+- an iterator or generator, materialised: ``{"l": [...]}`` (at most `MAX_ITEMS` items).
+
+Types are checked exactly (``type(v) is int``): a subclass of a plain type, a class
+instance, a function or a module is *unsupported* (`Unsupported`), never converted.
+`MAX_DEPTH` and `MAX_ITEMS` bound what one value may hold.
+
+This file is shipped as source into both sandboxes, so it imports nothing but the
+standard library and keeps to the Python the sandbox runs.
+"""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+MAX_DEPTH = 64
+MAX_ITEMS = 1_000_000
+
+
+class Unsupported(Exception):
+    """A value that is not plain data; ``args[0]`` names its type."""
+
+
+_LEAVES = (type(None), bool, int, str)
+_SMALL_INT = 1 << 64
+_CONTAINERS: dict[type, str] = {list: "l", tuple: "t", set: "s", frozenset: "z"}
+_BUILDERS = {"l": list, "t": tuple, "s": set, "z": frozenset}
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_ITEMS
+
+    def take(self, count: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise Unsupported(f"a value with more than {MAX_ITEMS} items")
+
+
+def encode(value: Any, refer: Callable[[Any], int | None] | None = None) -> Any:
+    """The JSON-ready form of ``value``; raises `Unsupported` for anything not plain.
+    ``refer`` may name a non-plain value by a handle the other side holds (``{"r": n}``):
+    the tests send the program's own objects back to it that way."""
+    return _encode(value, 0, _Budget(), refer)
+
+
+def _encode(value: Any, depth: int, budget: _Budget, refer: Any = None) -> Any:
+    if depth > MAX_DEPTH:
+        raise Unsupported(f"a value nested deeper than {MAX_DEPTH}")
+    kind = type(value)
+    if kind is int and not -_SMALL_INT < value < _SMALL_INT:
+        return {"i": hex(value)}  # no decimal digits limit for hex (int_max_str_digits)
+    if kind in _LEAVES:
+        return value
+    if kind is float:
+        return {"f": value.hex()}
+    if kind is complex:
+        return {"c": [value.real.hex(), value.imag.hex()]}
+    if kind is bytes:
+        return {"b": value.decode("latin-1")}
+    tag = _CONTAINERS.get(kind)
+    if tag is not None:
+        budget.take(len(value))
+        return {tag: [_encode(v, depth + 1, budget, refer) for v in value]}
+    if kind is dict:
+        budget.take(len(value))
+        pairs = [
+            [_encode(k, depth + 1, budget, refer), _encode(v, depth + 1, budget, refer)] for k, v in value.items()
+        ]
+        return {"d": pairs}
+    if _is_iterator(value):
+        items: list[Any] = []
+        for item in value:
+            budget.take(1)
+            items.append(_encode(item, depth + 1, budget, refer))
+        return {"l": items}
+    handle = refer(value) if refer is not None else None
+    if handle is not None:
+        return {"r": handle}
+    raise Unsupported(_type_name(value))
+
+
+def _is_iterator(value: Any) -> bool:
+    kind = type(value)
+    return kind.__module__ == "builtins" and hasattr(kind, "__next__")
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    module = getattr(kind, "__module__", "?")
+    name = getattr(kind, "__qualname__", "?")
+    return str(name) if module == "builtins" else f"{module}.{name}"
+
+
+def has_custom_eq(value: Any) -> bool:
+    """Whether ``value``'s type defines its own ``__eq__`` (a classic always-equal hack)."""
+    kind = type(value)
+    return any("__eq__" in vars(base) for base in kind.__mro__ if base.__module__ != "builtins")
+
+
+def decode(data: Any, resolve: Callable[[int], Any] | None = None) -> Any:
+    """The plain value for the JSON-ready ``data`` (the inverse of `encode`); ``resolve``
+    turns a handle ``{"r": n}`` back into the object it names (else: malformed)."""
+    if data is None or type(data) in (bool, int, str):
+        return data
+    if type(data) is not dict or len(data) != 1:
+        raise ValueError("malformed value")
+    ((tag, body),) = data.items()
+    if tag == "r" and resolve is not None and type(body) is int:
+        return resolve(body)
+    if tag == "i":
+        return int(body, 16)
+    if tag == "f":
+        return float.fromhex(body)
+    if tag == "c":
+        return complex(float.fromhex(body[0]), float.fromhex(body[1]))
+    if tag == "b":
+        return body.encode("latin-1")
+    if tag == "d":
+        return {decode(k, resolve): decode(v, resolve) for k, v in body}
+    builder = _BUILDERS.get(tag)
+    if builder is None:
+        raise ValueError("malformed value")
+    return builder(decode(v, resolve) for v in body)
+
+
+def dumps(message: Any) -> str:
+    """One message as one line of JSON text."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=True) + "\n"
+
+
+def loads(line: str | bytes) -> Any:
+    """The message on one line."""
+    return json.loads(line)

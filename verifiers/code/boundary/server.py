@@ -1,0 +1,107 @@
+"""The program's side of the boundary: appended to the candidate's code (stdlib only).
+
+After the candidate's module ran, `serve` answers the tests' requests on the channel the
+sandbox gives (``REFEREE_CHANNEL_IN`` / ``REFEREE_CHANNEL_OUT`` name the fds): call a
+top-level name or a held object, or read an attribute. Results go back as plain values
+(`codec`); anything else (a class instance, a subclass of a plain type, a bound method)
+stays here and the tests get a handle to it, which they can call or read attributes of
+but never compare, hash, iterate or test for truth. An exception raised by the program
+goes back by name and message. Exiting (``sys.exit``, ``os._exit``) ends the channel, and
+the tests fail.
+
+Nothing here is trusted by the host: the program may replace or break all of it. It
+cannot learn anything it could use, because the expected values never come here.
+"""
+
+import importlib
+import os
+import sys
+import traceback
+from typing import Any
+
+from verifiers.code.boundary.codec import Unsupported, decode, dumps, encode, has_custom_eq, loads
+
+MAX_MESSAGE_CHARS = 300
+
+
+class _Server:
+    def __init__(self, namespace: dict[str, Any], reader: Any, writer: Any) -> None:
+        self.namespace = namespace
+        self.reader = reader
+        self.writer = writer
+        self.objects: dict[int, Any] = {}
+
+    def run(self) -> None:
+        for line in self.reader:
+            self.writer.write(dumps(self.answer(loads(line))))
+            self.writer.flush()
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            target = self.target(request["target"])
+            if request["op"] == "getattr":
+                value = getattr(target, request["attr"])
+            else:
+                args = [decode(a, self.objects.__getitem__) for a in request["args"]]
+                kwargs = {k: decode(v, self.objects.__getitem__) for k, v in request["kwargs"]}
+                value = target(*args, **kwargs)
+        except _Missing as missing:
+            return {"missing": str(missing)}
+        except Exception as exc:  # noqa: BLE001 - the program's own exception goes back
+            return {"raise": [type(exc).__name__, _message(exc)]}
+        return self.reply(value)
+
+    def target(self, ref: Any) -> Any:
+        if isinstance(ref, int):
+            return self.objects[ref]
+        if ref not in self.namespace:
+            raise _Missing(ref)
+        return self.namespace[ref]
+
+    def reply(self, value: Any) -> dict[str, Any]:
+        try:
+            return {"ok": encode(value)}
+        except Unsupported as unsupported:
+            handle = len(self.objects) + 1
+            self.objects[handle] = value
+            custom_eq = has_custom_eq(value)
+            return {"ref": handle, "type": str(unsupported), "custom_eq": custom_eq}
+
+
+class _Missing(Exception):
+    pass
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ is the program's problem
+        text = "<unprintable>"
+    return text[:MAX_MESSAGE_CHARS]
+
+
+def run(module: str) -> None:
+    """Import the candidate's ``module`` (its top level runs as an imported module, as in
+    the reference harnesses: an ``if __name__ == "__main__"`` block does not), then serve
+    its names. A module that fails to import exits with status 1 and its traceback."""
+    try:
+        namespace = vars(importlib.import_module(module))
+    except BaseException as exc:
+        if isinstance(exc, SystemExit):
+            raise
+        traceback.print_exc()
+        sys.exit(1)
+    serve(namespace)
+
+
+def serve(namespace: dict[str, Any]) -> None:
+    """Answer requests until the tests close the channel."""
+    sys.stdout.flush()
+    reader = os.fdopen(int(os.environ["REFEREE_CHANNEL_IN"]), "r", encoding="utf-8")
+    writer = os.fdopen(int(os.environ["REFEREE_CHANNEL_OUT"]), "w", encoding="utf-8")
+    try:
+        _Server(namespace, reader, writer).run()
+    except BrokenPipeError:
+        pass
+    except Exception:  # noqa: BLE001 - a broken channel ends the run; say why on stderr
+        traceback.print_exc()

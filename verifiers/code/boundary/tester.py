@@ -1,0 +1,193 @@
+"""The tests' side of the boundary: runs the reference's test code (stdlib only).
+
+Input on stdin: one JSON line ``{"names": [...], "setup": str}``, then the test code. Each
+name in ``names`` (the ones the test uses but does not define, found by the host) becomes
+a proxy: calling it, or reading an attribute of it, is a request to the program's sandbox
+over the channel (``REFEREE_CHANNEL_OUT`` / ``REFEREE_CHANNEL_IN``), answered with a
+plain value (`codec`). The test code then runs here, with the real builtins, the real
+``assert`` and its expected values, none of which the program can reach.
+
+A program's object that is not plain data arrives as a `ProgramObject`: it may be called
+and its attributes read (``Solution().two_sum(...)``), but comparing, hashing, iterating
+it or testing it for truth raises, so an always-equal object fails instead of passing.
+When the program dies, every later request fails and the run fails whatever the test code
+catches. The last line of stdout is the verdict: `VERDICT_MARK` and a JSON object
+``{"passed", "message", "flags", "harness_error"}``.
+"""
+
+import builtins
+import contextlib
+import json
+import os
+import sys
+import traceback
+from typing import Any, NoReturn
+
+from verifiers.code.boundary.codec import Unsupported, decode, dumps, encode, loads
+
+VERDICT_MARK = "@@referee-verdict@@ "
+MAX_MESSAGE_CHARS = 300
+_SAFE_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type)
+    and issubclass(value, Exception)
+    and not issubclass(value, (SystemExit, KeyboardInterrupt, GeneratorExit))
+)
+
+
+class ProgramGone(Exception):
+    """The program closed the channel: it exited, crashed or was killed."""
+
+
+class HarnessError(Exception):
+    """The test passes something the boundary cannot carry (the reference's problem)."""
+
+
+class Link:
+    """The channel to the program. Remembers the flags the run earned."""
+
+    def __init__(self, reader: Any, writer: Any) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.gone = False
+        self.flags: set[str] = set()
+
+    def request(self, message: dict[str, Any]) -> Any:
+        if self.gone:
+            raise ProgramGone("the program is no longer running")
+        try:
+            self.writer.write(dumps(message))
+            self.writer.flush()
+            line = self.reader.readline()
+        except (BrokenPipeError, ConnectionError, OSError):
+            line = ""
+        if not line:
+            self.gone = True
+            self.flags.add("early_exit")
+            raise ProgramGone("the program exited before the tests finished")
+        return self.answer(loads(line))
+
+    def answer(self, reply: dict[str, Any]) -> Any:
+        if "ok" in reply:
+            return decode(reply["ok"])
+        if "ref" in reply:
+            self.flags.add("custom_type")
+            if reply.get("custom_eq"):
+                self.flags.add("custom_eq")
+            return ProgramObject(self, int(reply["ref"]), str(reply.get("type", "?")))
+        if "missing" in reply:
+            raise NameError(f"the program defines no {reply['missing']!r}")
+        name, message = reply["raise"]
+        raise _exception(str(name), str(message))
+
+
+def _exception(name: str, message: str) -> Exception:
+    if name in _SAFE_EXCEPTIONS:
+        kind = getattr(builtins, name)
+        try:
+            return kind(message)  # type: ignore[no-any-return]
+        except Exception:  # noqa: BLE001 - some take other arguments
+            pass
+    return RuntimeError(f"the program raised {name}: {message}")
+
+
+def _handle(value: Any) -> int | None:
+    """A program object goes back to the program as its handle."""
+    return value._target if isinstance(value, ProgramObject) else None  # noqa: SLF001
+
+
+def _plain_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    try:
+        plain_args = [encode(a, _handle) for a in args]
+        return plain_args, [[k, encode(v, _handle)] for k, v in kwargs.items()]
+    except Unsupported as exc:
+        raise HarnessError(
+            f"the test passes a {exc} to the program; only plain values cross "
+            "(None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)"
+        ) from None
+
+
+class _Remote:
+    """Something of the program's: a top-level name or a held object."""
+
+    def __init__(self, link: Link, target: Any, label: str) -> None:
+        object.__setattr__(self, "_link", link)
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_label", label)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        plain_args, plain_kwargs = _plain_args(args, kwargs)
+        request = {"op": "call", "target": self._target, "args": plain_args}
+        return self._link.request({**request, "kwargs": plain_kwargs})
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return self._link.request({"op": "getattr", "target": self._target, "attr": attr})
+
+    def __repr__(self) -> str:
+        return f"<program {self._label}>"
+
+
+class ProgramObject(_Remote):
+    """An object of the program that is not plain data: usable, never comparable."""
+
+    def _refuse(self, *args: Any) -> NoReturn:
+        raise TypeError(
+            f"the program returned a {self._label}, not plain data: it cannot be compared"
+        )
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _refuse
+    __hash__ = __bool__ = __len__ = __iter__ = __contains__ = _refuse
+    __int__ = __float__ = __index__ = __str__ = __format__ = _refuse
+    __add__ = __sub__ = __mul__ = __getitem__ = _refuse
+
+
+def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
+    """Run the test with the program's names bound to proxies; the verdict."""
+    scope: dict[str, Any] = {"__name__": "__referee_test__", "__builtins__": builtins}
+    for name in spec["names"]:
+        scope[name] = _Remote(link, name, name)
+    verdict: dict[str, Any] = {"passed": False, "message": "", "harness_error": ""}
+    try:
+        setup = compile(spec.get("setup") or "", "<setup>", "exec")
+        code = compile(test, "<test>", "exec")
+    except (SyntaxError, ValueError) as exc:
+        verdict["harness_error"] = f"the test does not compile: {exc}"
+        verdict["flags"] = []
+        return verdict
+    try:
+        exec(setup, scope)
+        exec(code, scope)
+        verdict["passed"] = not link.gone
+    except HarnessError as exc:
+        verdict["harness_error"] = str(exc)
+    except SystemExit as exc:  # a test may end itself: sys.exit(0) passes, others fail
+        verdict["passed"] = exc.code in (0, None) and not link.gone
+        verdict["message"] = "" if verdict["passed"] else f"the test exited with {exc.code!r}"
+    except AssertionError as exc:
+        verdict["message"] = f"assertion failed{': ' + str(exc) if str(exc) else ''}"
+    except Exception as exc:  # noqa: BLE001 - any failure of the test is the verdict
+        verdict["message"] = f"{type(exc).__name__}: {exc}"
+        verdict["trace"] = traceback.format_exc(limit=-3)
+    if link.gone:
+        verdict["passed"] = False
+        verdict["message"] = verdict["message"] or "the program exited before the tests finished"
+    verdict["message"] = verdict["message"][:MAX_MESSAGE_CHARS]
+    verdict["flags"] = sorted(link.flags)
+    return verdict
+
+
+def main() -> None:
+    """Read the spec and test from stdin, run, print the verdict as the last line."""
+    spec = json.loads(sys.stdin.readline())
+    test = sys.stdin.read()
+    reader = os.fdopen(int(os.environ["REFEREE_CHANNEL_IN"]), "r", encoding="utf-8")
+    writer = os.fdopen(int(os.environ["REFEREE_CHANNEL_OUT"]), "w", encoding="utf-8")
+    verdict = run(spec, test, Link(reader, writer))
+    sys.stdout.flush()
+    sys.stdout.write("\n" + VERDICT_MARK + json.dumps(verdict) + "\n")
+    sys.stdout.flush()
+    with contextlib.suppress(OSError):
+        writer.close()  # the program may be gone: a broken pipe here changes nothing

@@ -1,0 +1,246 @@
+"""Assert tests for languages other than Python: the test is appended to the program and
+runs in its process, so this module hardens that run as far as one process allows.
+
+- **Completion proof**: the test's ``main`` is renamed and called from a ``main`` of ours
+  that, once it returned and no assertion failed, exits with a random status (`proof`);
+  any other ending, an early ``exit(0)`` included, is not a pass. The status is compiled
+  into the binary (the sources are gone from the sandbox before the program runs).
+- **Assertions the program cannot switch off**: C and C++ get ``#undef NDEBUG`` and an
+  ``assert`` of ours, placed after the program's code, that counts failures and traps
+  (``__builtin_trap``, not a libc function a program could replace); Rust gets its
+  ``assert!`` family re-bound to ``std``'s; Java runs with ``-ea``.
+- **Equality the program cannot define**: a program that defines equality or
+  comparison for its own types (C++ ``operator==``, Java ``equals``, Rust ``impl
+  PartialEq``) scores 0 with flag ``custom_eq``, since the appended test would compare
+  through it.
+
+What one process cannot prevent is stated in docs/security.md: a program may read its
+own memory, where the compiled test lives. Results carry the flag ``in_process_tests``.
+Python, JavaScript and bash tests run in a second sandbox instead
+(`verifiers.code.boundary`) and are not affected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sandbox import Program
+from verifiers.base import ItemInvalid
+
+PROOF_STATUSES = range(3, 120)
+
+
+@dataclass(frozen=True)
+class _Rules:
+    build: Callable[[str, str, str, int], Program]
+    custom_eq: re.Pattern[str] | None
+
+
+def proof(secret: int) -> int:
+    """The exit status that proves the test ran to its end, from a random ``secret``."""
+    return PROOF_STATUSES[secret % len(PROOF_STATUSES)]
+
+
+def check_language(language: str) -> None:
+    """Raise `ItemInvalid` when appended tests are not supported for ``language``."""
+    if language not in _LANGUAGES:
+        supported = ", ".join(sorted(["python3", *_LANGUAGES]))
+        raise ItemInvalid(
+            "invalid_params",
+            f"params.language: assert-style tests run for {supported}; "
+            f"for {language} give stdin/stdout tests",
+        )
+
+
+def program(language: str, setup: str, code: str, test: str, secret: int) -> tuple[Program, int]:
+    """The program that runs ``test`` after ``code``, and the status that proves it
+    completed. Raises `ItemInvalid` for an unsupported language."""
+    check_language(language)
+    status = proof(secret)
+    return _LANGUAGES[language].build(setup, code, test, status), status
+
+
+def defines_equality(language: str, code: str) -> bool:
+    """Whether ``code`` defines equality or comparison for its own types."""
+    rules = _LANGUAGES.get(language)
+    return bool(rules and rules.custom_eq and rules.custom_eq.search(_strip_comments(code)))
+
+
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _strip_comments(code: str) -> str:
+    return _COMMENTS.sub(" ", code)
+
+
+# --- C and C++ -------------------------------------------------------------------------------
+
+_C_MAIN = re.compile(r"\bint\s+main\s*\(([^)]*)\)\s*\{")
+
+
+def _close_brace(text: str, open_at: int) -> int:
+    """The index of the brace closing the one at ``open_at`` (skipping strings, chars and
+    comments); -1 when it never closes."""
+    depth, i, n = 0, open_at, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            i = _skip_quoted(text, i)
+            continue
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _skip_quoted(text: str, start: int) -> int:
+    quote, i = text[start], start + 1
+    while i < len(text) and text[i] != quote:
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
+
+
+def _rename_c_main(test: str, name: str) -> str:
+    """``test`` with its ``main`` renamed to ``name`` and ending in ``return 0;`` (a
+    renamed C++ ``main`` loses the implicit return; flowing off its end is undefined)."""
+    found = _C_MAIN.search(test)
+    if found is None:
+        raise ItemInvalid("invalid_reference", "reference.test: no `int main(...) {` found")
+    close = _close_brace(test, found.end() - 1)
+    if close < 0:
+        raise ItemInvalid("invalid_reference", "reference.test: main's body never closes")
+    header = f"int {name}({found.group(1)}) {{"
+    return (
+        test[: found.start()] + header + test[found.end() : close] + "\nreturn 0;\n" + test[close:]
+    )
+
+
+def _c_family(cpp: bool) -> Callable[[str, str, str, int], Program]:
+    def build(setup: str, code: str, test: str, status: int) -> Program:
+        tag = f"{status}_{abs(hash(test)) % 100_000}"
+        test_main, failures = f"referee_test_main_{tag}", f"referee_failures_{tag}"
+        reset = "\n".join(
+            f"#undef {macro}"
+            for macro in ("NDEBUG", "assert", "main", "__builtin_trap", "_exit", "fflush",
+                          "stdout", "stderr", "exit", "int", "return", "static", "volatile")
+        )  # fmt: skip
+        header = (
+            "#include <cassert>\n#include <cstdio>\n#include <unistd.h>\n"
+            if cpp
+            else ("#include <assert.h>\n#include <stdio.h>\n#include <unistd.h>\n")
+        )
+        call = (
+            f"reinterpret_cast<int (*)(int, char **)>(&{test_main})(argc, argv)"
+            if cpp
+            else f"((int (*)(int, char **)){test_main})(argc, argv)"
+        )
+        source = (
+            f"{setup}\n{code}\n"
+            f"/* referee: the test below runs in this process */\n{reset}\n{header}"
+            f"#undef assert\nstatic volatile int {failures};\n"
+            f"#define assert(c) ((c) ? (void)0 : (void)({failures}++, __builtin_trap()))\n"
+            f"{_rename_c_main(test, test_main)}\n"
+            f"int main(int argc, char **argv) {{\n"
+            f"    int status = {call};\n"
+            f"    fflush(stdout);\n    fflush(stderr);\n"
+            f"    if (status != 0) return status;\n"
+            f"    if ({failures} != 0) return 1;\n"
+            f"    _exit({status});\n}}\n"
+        )
+        return Program(language="cpp" if cpp else "c", source=source)
+
+    return build
+
+
+# --- Java ------------------------------------------------------------------------------------
+
+_JAVA_MAIN_CLASS = re.compile(r"\b(public\s+)?(final\s+)?class\s+Main\b")
+
+
+def _java(setup: str, code: str, test: str, status: int) -> Program:
+    test_class = f"RefereeTestMain{status}"
+    renamed, count = _JAVA_MAIN_CLASS.subn(f"class {test_class}", test, count=1)
+    if count == 0:
+        raise ItemInvalid("invalid_reference", "reference.test: no `class Main` found")
+    launcher = (
+        "\nclass Main {\n"
+        "    public static void main(String[] args) throws Throwable {\n"
+        f"        {test_class}.main(args);\n"
+        "        System.out.flush();\n        System.err.flush();\n"
+        f"        Runtime.getRuntime().halt({status});\n"
+        "    }\n}\n"
+    )
+    return Program(language="java", source=f"{setup}\n{code}\n{renamed}\n{launcher}")
+
+
+# --- Go --------------------------------------------------------------------------------------
+
+_GO_MAIN = re.compile(r"\bfunc\s+main\s*\(\s*\)")
+
+
+def _go(setup: str, code: str, test: str, status: int) -> Program:
+    test_main = f"refereeTestMain{status}"
+    renamed, count = _GO_MAIN.subn(f"func {test_main}()", test, count=1)
+    if count == 0:
+        raise ItemInvalid("invalid_reference", "reference.test: no `func main()` found")
+    launcher = (
+        'package main\n\nimport "os"\n\n'
+        f"func main() {{\n    {test_main}()\n    os.Stdout.Sync()\n    os.Exit({status})\n}}\n"
+    )
+    return Program(
+        language="go", source=f"{setup}\n{code}\n{renamed}\n", files={"zz_referee.go": launcher}
+    )
+
+
+# --- Rust ------------------------------------------------------------------------------------
+
+_RUST_MAIN = re.compile(r"\bfn\s+main\s*\(\s*\)")
+_RUST_MACROS = "\n".join(
+    f"#[allow(unused_macros)]\nmacro_rules! {name} {{ ($($t:tt)*) => {{ std::{name}!($($t)*) }} }}"
+    for name in ("assert", "assert_eq", "assert_ne", "debug_assert", "panic", "vec", "format")
+)
+
+
+def _rust(setup: str, code: str, test: str, status: int) -> Program:
+    test_main = f"referee_test_main_{status}"
+    renamed, count = _RUST_MAIN.subn(f"fn {test_main}()", test, count=1)
+    if count == 0:
+        raise ItemInvalid("invalid_reference", "reference.test: no `fn main()` found")
+    launcher = (
+        f"fn main() {{\n    {test_main}();\n"
+        "    use std::io::Write;\n    let _ = std::io::stdout().flush();\n"
+        f"    std::process::exit({status});\n}}\n"
+    )
+    source = f"{setup}\n{code}\n{_RUST_MACROS}\n{renamed}\n{launcher}"
+    return Program(language="rust", source=source)
+
+
+_LANGUAGES: dict[str, _Rules] = {
+    "c": _Rules(_c_family(cpp=False), None),
+    "cpp": _Rules(
+        _c_family(cpp=True),
+        re.compile(r"\boperator\s*(?:==|!=|<=>|<=|>=|<|>|bool\b|int\b|long\b|double\b)"),
+    ),
+    "java": _Rules(
+        _java, re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\(")
+    ),
+    "go": _Rules(_go, None),
+    "rust": _Rules(
+        _rust,
+        re.compile(r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd|Eq|Ord|Deref)\b|\bmacro_rules!"),
+    ),
+}
