@@ -76,7 +76,8 @@ def _encode(value: Any, depth: int, budget: _Budget, refer: Any = None) -> Any:
     if kind is dict:
         budget.take(len(value))
         pairs = [
-            [_encode(k, depth + 1, budget, refer), _encode(v, depth + 1, budget, refer)] for k, v in value.items()
+            [_encode(k, depth + 1, budget, refer), _encode(v, depth + 1, budget, refer)]
+            for k, v in value.items()
         ]
         return {"d": pairs}
     if _is_iterator(value):

@@ -94,7 +94,7 @@ def _exception(name: str, message: str) -> Exception:
 
 def _handle(value: Any) -> int | None:
     """A program object goes back to the program as its handle."""
-    return value._target if isinstance(value, ProgramObject) else None  # noqa: SLF001
+    return value._target if isinstance(value, ProgramObject) else None
 
 
 def _plain_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
