@@ -43,6 +43,8 @@ _CHUNK = 1 << 16
 _SERVER_ARGV_LIMIT = 100_000
 _MAX_SPARES = 4  # isolated processes kept forked and waiting for a case
 _SPARE_NAME = "referee-spare"  # an idle spare's process name (comm), set by the server
+# The server's own children that legitimately stay: idle spares and the zygote forking them.
+_RESIDENT_NAMES = frozenset({_SPARE_NAME, "referee-zygote"})
 
 
 class ForkServer:
@@ -166,7 +168,7 @@ class ForkServer:
                 first = _children(chain[-1])[0]
                 chain.append(first)
         with contextlib.suppress(OSError):
-            chain += [pid for pid in _children(chain[-1]) if _comm(pid) == _SPARE_NAME]
+            chain += [pid for pid in _children(chain[-1]) if _comm(pid) in _RESIDENT_NAMES]
         return chain
 
     def fits(self, limits: Limits) -> bool:

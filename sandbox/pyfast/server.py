@@ -14,7 +14,12 @@ namespace (so every process a program starts dies with it), named NAME, that
 2. make their mounts private, hide /proc behind an empty tmpfs and mount a pty instance
    of their own (the server's /dev is read-only; a case gets its own /dev/shm too),
 
-and wait for one request. Each request on the SOCK_SEQPACKET socket FD (a JSON header plus
+and wait for one request. Spares are never forked from the server itself, which has held
+earlier requests (sources, files, a checker's expected output) in its heap: a *zygote*,
+forked from the server before its first request and never given one, forks each spare
+(through a short-lived middle process, so the spare is reparented to the server, its
+namespace's init, which reaps and supervises it). Nothing of one request is ever in the
+address space of another's case. Each request on the SOCK_SEQPACKET socket FD (a JSON header plus
 four fds: stdin, stdout, stderr and a per-case control socket) goes to a spare (or to one
 forked on the spot), which mounts a size-limited tmpfs on /work, writes the files,
 applies rlimits, drops every capability and runs the program in this already-initialised
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import resource
@@ -234,6 +240,99 @@ def _execute(source: str) -> int:
     return code
 
 
+ZYGOTE_NAME = b"referee-zygote"
+
+
+def _start_zygote(spare_name: bytes) -> socket.socket:
+    """Fork the zygote (before any request) and return the server's end of its socket."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ours.close()
+            _zygote(theirs, spare_name)
+        finally:
+            os._exit(0)
+    theirs.close()
+    return ours
+
+
+def _zygote(sock: socket.socket, spare_name: bytes) -> None:
+    """For each byte from the server: fork a spare, send back its pid and socket."""
+    os.closerange(3, sock.fileno())
+    os.closerange(sock.fileno() + 1, 1 << 16)
+    _set_name(ZYGOTE_NAME)
+    while sock.recv(1) == b"f":
+        try:
+            pid, spare_sock = _fork_spare(sock, spare_name)
+        except OSError as exc:
+            sock.send(f"cannot fork a spare: {exc!r}".encode())
+            continue
+        rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _ints([spare_sock.fileno()]))]
+        try:
+            sock.sendmsg([str(pid).encode()], rights)
+        finally:
+            spare_sock.close()
+
+
+def _fork_spare(server: socket.socket, spare_name: bytes) -> tuple[int, socket.socket]:
+    """Fork a middle process that forks the spare as pid 1 of a new pid namespace and
+    exits at once, so the spare is reparented to the server (the reaper of the middle
+    one's namespace). Returns the spare's pid and the server's end of its socket."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    report_r, report_w = os.pipe()
+    try:
+        middle = os.fork()
+    except OSError:
+        for end in (ours, theirs):
+            end.close()
+        for fd in (report_r, report_w):
+            os.close(fd)
+        raise
+    if middle == 0:
+        _middle(server, ours, theirs, report_r, report_w, spare_name)
+    theirs.close()
+    os.close(report_w)
+    _, status = os.waitpid(middle, 0)
+    reported = os.read(report_r, 32)
+    os.close(report_r)
+    if status != 0 or not reported:
+        ours.close()
+        raise OSError(errno.EAGAIN, "the spare could not be forked")
+    return int(reported), ours
+
+
+def _middle(
+    server: socket.socket,
+    ours: socket.socket,
+    theirs: socket.socket,
+    report_r: int,
+    report_w: int,
+    spare_name: bytes,
+) -> None:
+    """The middle process: fork the spare into a new pid namespace, report its pid, exit."""
+    status = 1
+    try:
+        ours.close()
+        os.close(report_r)
+        _check(libc.unshare(CLONE_NEWPID), "unshare pid")
+        # Born with the spare's name, so the host never sees an idle spare under
+        # another name (its leftover checks tell spares from cases by name).
+        _set_name(spare_name)
+        pid = os.fork()
+        if pid == 0:
+            os.close(report_w)
+            server.close()
+            try:
+                _spare(theirs)
+            finally:
+                os._exit(255)
+        os.write(report_w, str(pid).encode())
+        status = 0
+    finally:
+        os._exit(status)
+
+
 class Running:
     """One case the server supervises: a spare that was handed a request."""
 
@@ -303,8 +402,7 @@ class Server:
         self.spares: dict[int, Spare] = {}
         self.wanted = spares
         self.target = spares
-        # Where our children's pid namespace must point again after each fork.
-        self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+        self.zygote = _start_zygote(spare_name)
 
     def serve(self) -> None:
         """Until the host closes the socket; then kill every case and spare."""
@@ -320,6 +418,7 @@ class Server:
                 self._replenish()
         for pid in [c.pid for c in self.running.values()] + [s.pid for s in self.spares.values()]:
             os.kill(pid, signal.SIGKILL)
+        self.zygote.close()  # the zygote exits on EOF
 
     def _replenish(self) -> None:
         """Add a spare (only when idle: serving comes first). If forking fails, e.g. while
@@ -349,48 +448,35 @@ class Server:
             return False
 
     def _add_spare(self) -> Spare:
-        """Fork a spare as pid 1 of a new pid namespace."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        """A new spare from the zygote (see the module docstring). Raises OSError when the
+        zygote could not fork one; exits the server when the zygote is gone, since a new
+        one forked from here would carry this heap."""
         try:
-            _check(libc.unshare(CLONE_NEWPID), "unshare pid")
-            # Born with the spare's name, so the host never sees an idle spare under
-            # another name (its leftover checks tell spares from cases by name).
-            _set_name(self.spare_name)
-            try:
-                pid = os.fork()
-            except OSError:
-                _set_name(SERVER_NAME)
-                self._restore_pidns()
-                raise
-            if pid == 0:
-                try:
-                    ours.close()
-                    _spare(theirs)
-                finally:
-                    os._exit(255)  # never back into the server's loop
-            _set_name(SERVER_NAME)
-            self._restore_pidns()
+            self.zygote.send(b"f")
+            msg, fds = _receive(self.zygote)
         except OSError:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
+            msg, fds = b"", []
+        if not msg:
+            print("sandbox fast path: the zygote is gone", file=sys.stderr)
+            os._exit(71)
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise OSError(errno.EAGAIN, msg.decode(errors="replace"))
+        ours = socket.socket(fileno=fds[0])
+        pid = int(msg)
         try:
             spare = Spare(pid, ours)
         except OSError:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
             ours.close()
             raise
         self.spares[spare.pidfd] = spare
         self.sel.register(spare.pidfd, selectors.EVENT_READ, self._spare_died)
         return spare
-
-    def _restore_pidns(self) -> None:
-        """Point our future children back at our own pid namespace, so the next spare can
-        get a new one. Failing that, stop: never fork a case into a stale namespace."""
-        if libc.setns(self.own_pidns, CLONE_NEWPID) != 0:
-            os._exit(70)
 
     def _request(self, sock: socket.socket) -> None:
         msg, fds = _receive(sock)

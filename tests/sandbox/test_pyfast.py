@@ -152,13 +152,10 @@ def test_idle_spares_are_bounded_and_named(fast_sandbox: Sandbox) -> None:
     fast_sandbox.run(py("pass"), [Case()])
     limit = min(fast_sandbox.settings.parallelism, 4)
     deadline = time.monotonic() + 2.0
-    while len(fast_sandbox.resident_pids()) < 4 + limit and time.monotonic() < deadline:
+    while len(fast_sandbox.resident_pids()) < 5 + limit and time.monotonic() < deadline:
         time.sleep(0.01)  # spares are forked while the server is idle
-    spares = fast_sandbox.resident_pids()[4:]
-    assert len(spares) == limit
-    for pid in spares:
-        with open(f"/proc/{pid}/comm") as f:
-            assert f.read().strip() == "referee-spare"
+    names = sorted(_comm(pid) for pid in fast_sandbox.resident_pids()[4:])
+    assert names == ["referee-spare"] * limit + ["referee-zygote"]
 
 
 def test_a_spare_that_dies_holding_a_request_is_a_sandbox_failure(work_root: object) -> None:
@@ -204,11 +201,16 @@ def _wait_dead(pid: int) -> bool:
 def _wait_for_spares(sandbox: Sandbox) -> list[int]:
     """The idle spares, once there are as many as the server keeps."""
     sandbox.run(py("pass"), [Case()])
-    wanted = 4 + min(sandbox.settings.parallelism, 4)
+    wanted = 4 + 1 + min(sandbox.settings.parallelism, 4)  # the server, zygote, spares
     deadline = time.monotonic() + 2.0
     while len(sandbox.resident_pids()) < wanted and time.monotonic() < deadline:
         time.sleep(0.01)
-    return sandbox.resident_pids()[4:]
+    return [p for p in sandbox.resident_pids()[4:] if _comm(p) == "referee-spare"]
+
+
+def _comm(pid: int) -> str:
+    with open(f"/proc/{pid}/comm") as f:
+        return f.read().strip()
 
 
 def test_a_server_that_stops_answering_is_replaced(work_root: object) -> None:
@@ -226,3 +228,62 @@ def test_a_server_that_stops_answering_is_replaced(work_root: object) -> None:
             assert _wait_dead(pid), "the stopped server outlived its sandbox"
         sb.run(py("pass"), [Case()])
         assert sb.resident_pids()[:4] not in ([], first)
+
+
+
+# Counts the secret in this process's memory without ever building it: it arrives as two
+# halves ("a|b") and a hit is a first half followed by the second. The fast path hides
+# /proc, so the memory is found as an attacker would: Python's 1 MiB arenas from the
+# addresses of live objects, and malloc's heap from mallinfo2 and sbrk, read with ctypes
+# (each page probed first: write(2) reports an unmapped page instead of crashing).
+MEMORY_SCAN = """
+import ctypes, gc, sys
+first, second = (part.encode() for part in sys.stdin.read().strip().split("|"))
+regions = {(id(o) & ~((1 << 20) - 1), 1 << 20) for o in gc.get_objects()}
+libc = ctypes.CDLL(None)
+libc.sbrk.restype = ctypes.c_void_p
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks",
+                "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc.mallinfo2.restype = Info
+top, size = libc.sbrk(0), libc.mallinfo2().arena
+regions.add((top - size, size))
+libc.write.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
+import os
+probe_r, probe_w = os.pipe()
+def readable(page):  # write(2) to a pipe says EFAULT where reading would segfault
+    if libc.write(probe_w, page, 4096) != 4096:
+        return False
+    os.read(probe_r, 4096)
+    return True
+found = 0
+for start, length in sorted(regions):
+    pages = [p for p in range(start & ~4095, start + length, 4096) if readable(p)]
+    data = b"".join(ctypes.string_at(p, 4096) for p in pages)
+    at = data.find(first)
+    while at >= 0:
+        found += data[at + len(first) : at + len(first) + len(second)] == second
+        at = data.find(first, at + 1)
+print(found)
+"""
+
+
+def test_a_case_finds_nothing_of_earlier_requests_in_its_memory(fast_sandbox: Sandbox) -> None:
+    """Every case is forked from a process that never held a request: the source, files
+    and inputs of earlier cases (other clients' code, a checker's expected output) are
+    nowhere in a later case's address space."""
+    first, second = "referee-remnant-", "7q3x" * 8
+    secret = first + second
+    for _ in range(6):  # enough requests for the spares to be replaced after them
+        fast_sandbox.run(
+            Program(language="python3", source=f"x = {secret!r}\nprint(len(x))\n"),
+            [Case(stdin=secret * 50, files={"expected.txt": secret * 20})],
+        )
+    scans = [
+        fast_sandbox.run(
+            Program(language="python3", source=MEMORY_SCAN), [Case(stdin=f"{first}|{second}")]
+        ).cases[0]
+        for _ in range(6)
+    ]
+    assert all(c.status.value == "ok" for c in scans), scans
+    assert {c.stdout.strip() for c in scans} == {"0"}
