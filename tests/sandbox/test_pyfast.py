@@ -230,7 +230,6 @@ def test_a_server_that_stops_answering_is_replaced(work_root: object) -> None:
         assert sb.resident_pids()[:4] not in ([], first)
 
 
-
 # Counts the secret in this process's memory without ever building it: it arrives as two
 # halves ("a|b") and a hit is a first half followed by the second. The fast path hides
 # /proc, so the memory is found as an attacker would: Python's 1 MiB arenas from the
