@@ -5,7 +5,10 @@ Same pairs, same run, one core (the process is pinned to one CPU):
 - (b) a generated RL-like mix: GRPO-style groups of samples per prompt, about 70% integer
   and decimal answers, 20% fractions, radicals and short expressions, 10% sets,
   intervals, equations and matrices; responses of 200-8,000 characters of filler
-  reasoning ending in the answer (boxed, "The answer is" or ``####``).
+  reasoning ending in the answer (boxed, "The answer is" or ``####``);
+- (c) hard pairs (``bench/math_hard.py``): distinct pairs that need symbolic work
+  (radicals, pi/e/log/trig values, polynomial and rational identities, complex numbers,
+  structures of those), labelled by construction.
 
 referee is called in-process through ``MathVerifier.score`` one item at a time (a fresh
 instance and cold parse caches per data set, so gold and pair caching count only as
@@ -17,7 +20,7 @@ in the main thread (its timeouts use SIGALRM, which only works there).
 Math-Verify is an optional, benchmark-only dependency:
 
     pip install -e '.[bench]'        # math-verify==0.9.0
-    python bench/math.py [--pairs 2000] [--pool]
+    python bench/math.py [--pairs 2000] [--hard-pairs 600] [--pool]
 
 Prints a table and writes ``bench/results/math.json``.
 """
@@ -38,6 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.math_hard import hard_pairs  # noqa: E402
 from tests.verifiers.math.cases import CASES  # noqa: E402
 from verifiers.math import MathVerifier  # noqa: E402
 from verifiers.math import parsing as referee_parsing  # noqa: E402
@@ -240,6 +244,7 @@ def _table(title: str, rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=2000, help="size of the RL-like mix")
+    parser.add_argument("--hard-pairs", type=int, default=600, help="size of the hard set")
     parser.add_argument(
         "--pool", action="store_true", help="also score the mix via the worker pool"
     )
@@ -258,7 +263,8 @@ def main() -> None:
         },
         "cores_used": 1,
     }
-    for name, pairs in (("suite", suite), ("rl_mix", mix)):
+    hard = hard_pairs(args.hard_pairs)
+    for name, pairs in (("suite", suite), ("rl_mix", mix), ("hard_pairs", hard)):
         ref, ref_verdicts = run_referee(pairs)
         mv, mv_verdicts = run_math_verify(pairs)
         rows = [ref, mv]

@@ -31,6 +31,8 @@ from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig
 
+from verifiers.math import expressions
+from verifiers.math.expressions import NotExpression
 from verifiers.math.fastpath import NotFast, Number, TooLarge, fast_number
 
 MAX_ANSWER_CHARS = 1_000
@@ -336,6 +338,10 @@ def _guard(text: str) -> None:
 @lru_cache(maxsize=8192)
 def _latex(text: str) -> Any:
     _guard(text)
+    try:
+        return expressions.parse(text)
+    except NotExpression:
+        pass  # outside the small parser's subset: the full one decides
     try:
         return latex2sympy(text, normalization_config=_NORMALIZATION, conversion_config=_CONVERSION)
     except (MemoryError, RecursionError):

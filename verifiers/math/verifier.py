@@ -284,9 +284,16 @@ def _parse_gold(reference: str, params: MathParams) -> _Gold | ItemInvalid:
         return ItemInvalid("invalid_reference", f"reference: cannot be parsed ({exc})")
     except RecursionError:
         return ItemInvalid("invalid_reference", "reference: nests too deeply")
-    if isinstance(node, Scalar) and node.expr is not None and node.expr.has(*_UNDEFINED):
+    if isinstance(node, Scalar) and node.expr is not None and _undefined(node.expr):
         return ItemInvalid("invalid_reference", "reference: undefined value (division by zero?)")
     return _Gold("math", norm, side=Side(node, norm))
+
+
+def _undefined(expr: Any) -> bool:
+    """Undefined (``1/0``, ``\\log 0``); an infinite gold (``\\infty``) is allowed."""
+    if expr in (sympy.oo, -sympy.oo):
+        return False
+    return expr.has(*_UNDEFINED) or (not_finite(expr) and not expr.has(sympy.oo, -sympy.oo))
 
 
 def _is_text_answer(text: str) -> bool:
