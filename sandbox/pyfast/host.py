@@ -44,7 +44,8 @@ _SERVER_ARGV_LIMIT = 100_000
 _MAX_SPARES = 4  # isolated processes kept forked and waiting for a case
 _SPARE_NAME = "referee-spare"  # an idle spare's process name (comm), set by the server
 # The server's own children that legitimately stay: idle spares and the zygote forking them.
-_RESIDENT_NAMES = frozenset({_SPARE_NAME, "referee-zygote"})
+_ZYGOTE_NAME = "referee-zygote"
+_RESIDENT_NAMES = frozenset({_SPARE_NAME, _ZYGOTE_NAME})
 
 
 class ForkServer:
@@ -158,8 +159,8 @@ class ForkServer:
     def server_pids(self) -> list[int]:
         """Host pids that legitimately outlive a case: first the server itself (bwrap, its
         init, the interpreter and the server it forks as pid 1 of its own namespace), then
-        its idle spares (forked and isolated, never handed a case). Empty when not
-        running."""
+        its idle spares (forked and isolated, never handed a case), the zygote that forks
+        them and any middle process of a fork in progress. Empty when not running."""
         if self._proc is None or self._proc.poll() is not None:
             return []
         chain = [self._proc.pid]
@@ -168,7 +169,12 @@ class ForkServer:
                 first = _children(chain[-1])[0]
                 chain.append(first)
         with contextlib.suppress(OSError):
-            chain += [pid for pid in _children(chain[-1]) if _comm(pid) in _RESIDENT_NAMES]
+            resident = [pid for pid in _children(chain[-1]) if _comm(pid) in _RESIDENT_NAMES]
+            chain += resident
+            # below the zygote: only the short-lived middles and the spares they fork
+            for pid in resident:
+                if _comm(pid) == _ZYGOTE_NAME:
+                    chain += _tree(pid)
         return chain
 
     def fits(self, limits: Limits) -> bool:
@@ -307,6 +313,15 @@ def _int_array(fds: list[int]) -> bytes:
 def _children(pid: int) -> list[int]:
     with open(f"/proc/{pid}/task/{pid}/children") as f:
         return [int(p) for p in f.read().split()]
+
+
+def _tree(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (racing processes that exit meanwhile are skipped)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for child in _children(pid):
+            found += [child, *_tree(child)]
+    return found
 
 
 def _comm(pid: int) -> str:

@@ -315,8 +315,8 @@ def _not_finite(expr: Any) -> bool:
         return True
     if expr.free_symbols or expr.is_Rational:
         return False
-    if expr.is_finite:
-        return False
+    # No shortcut through sympy's assumptions: on unevaluated expressions (the parsers
+    # build them) `is_finite` can answer True for 1/0, depending on the hash seed.
     value = expr.evalf(NUMERIC_DIGITS)
     return bool(not value.is_number or value.has(*_NOT_FINITE) or value.has(-sympy.oo))
 

@@ -3,7 +3,6 @@ generated expressions by value at random points, and it refuses what it does not
 
 from __future__ import annotations
 
-import cmath
 import random
 import re
 from typing import Any
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
 
 from verifiers.math import expressions
+from verifiers.math.equivalence import not_finite
 from verifiers.math.parsing import _CONVERSION, _NORMALIZATION
 
 atoms = st.sampled_from(
@@ -76,18 +76,18 @@ def _reference(text: str) -> Any:
 
 
 def _same_value(a: Any, b: Any) -> bool:
-    """Equal at three random points (or both undefined there)."""
+    """Equal at three random points, or both undefined or infinite there."""
     rng = random.Random(5)
     symbols = sorted(a.free_symbols | b.free_symbols, key=str)
     for _ in range(3):
         point = {s: sympy.Rational(rng.randint(1, 97), rng.randint(5, 41)) for s in symbols}
-        va = complex(sympy.N(a.xreplace(point), 30))
-        vb = complex(sympy.N(b.xreplace(point), 30))
-        undefined = (cmath.isnan(va), cmath.isnan(vb))
-        if any(undefined):  # nan: equal only when both are undefined there
+        at_a, at_b = a.xreplace(point), b.xreplace(point)
+        undefined = (not_finite(at_a), not_finite(at_b))
+        if any(undefined):
             if undefined[0] != undefined[1]:
                 return False
             continue
+        va, vb = complex(sympy.N(at_a, 30)), complex(sympy.N(at_b, 30))
         if abs(va - vb) > 1e-9 * max(1.0, abs(va), abs(vb)):
             return False
     return True
@@ -101,6 +101,8 @@ def test_reads_like_latex2sympy(text: str) -> None:
     except expressions.NotExpression:
         return
     theirs = _reference(_explicit_products(text))
+    if "\\infty" in text:  # both read \infty as oo; what an expression of oo is, the
+        return  # verifier decides by its own rule (never equal to a finite value)
     try:
         assert _same_value(ours, theirs), (text, ours, theirs)
     except (TypeError, ValueError, OverflowError, ZeroDivisionError):
