@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,18 +189,26 @@ def find(name: str) -> Language | None:
     return LANGUAGES.get(_ALIASES.get(key, key))
 
 
-@functools.lru_cache(maxsize=1)
-def rust_sysroot() -> Path | None:
+@functools.lru_cache(maxsize=4)
+def rust_sysroot(shared: bool = False) -> Path | None:
     """The host's Rust toolchain directory (bound read-only at ``/opt/rust``), or None.
 
     rustup installs under ``~/.cargo/bin``, which is usually not on PATH for services;
-    we look there too. The rustup proxy is asked once (10 s timeout) and cached."""
+    we look there too, then at Debian's ``/usr/bin/rustc``. With ``shared`` (sandboxes
+    start as other users than ours: `sandbox.identity`), only a toolchain every user can
+    read counts (a rustup under root's 0700 home does not). Each rustc is asked once
+    (10 s timeout); the answers are cached."""
     search = os.pathsep.join(
         [os.environ.get("PATH", ""), str(Path.home() / ".cargo" / "bin"), "/root/.cargo/bin"]
     )
-    rustc = shutil.which("rustc", path=search)
-    if rustc is None:
-        return None
+    for rustc in dict.fromkeys([shutil.which("rustc", path=search), "/usr/bin/rustc"]):
+        root = _sysroot_of(rustc) if rustc else None
+        if root is not None and (not shared or _readable_by_all(root)):
+            return root
+    return None
+
+
+def _sysroot_of(rustc: str) -> Path | None:
     try:
         done = subprocess.run(
             [rustc, "--print", "sysroot"],
@@ -214,13 +223,23 @@ def rust_sysroot() -> Path | None:
     return root if done.returncode == 0 and (root / "bin" / "rustc").exists() else None
 
 
-def missing_tools(lang: Language) -> list[str]:
-    """Host tools the language needs but that are absent (empty when it is usable)."""
+def _readable_by_all(root: Path) -> bool:
+    """Whether any user can reach ``root`` (o+x on it and every parent) and read it."""
+    chain = [root, *root.parents]
+    return all(p.stat().st_mode & stat.S_IXOTH for p in chain) and bool(
+        root.stat().st_mode & stat.S_IROTH
+    )
+
+
+def missing_tools(lang: Language, shared: bool = False) -> list[str]:
+    """Host tools the language needs but that are absent (empty when it is usable);
+    ``shared``: as for `rust_sysroot`."""
     missing: list[str] = []
     for tool in lang.tools:
         if tool == "rustc":
-            if rust_sysroot() is None:
-                missing.append("rustc (no rustup toolchain found)")
+            if rust_sysroot(shared) is None:
+                where = " readable by every user" if shared else ""
+                missing.append(f"rustc (no Rust toolchain{where}: apt-get install rustc)")
         elif not Path(tool).exists():
             missing.append(tool)
     return missing

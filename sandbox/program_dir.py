@@ -7,31 +7,70 @@ writes or rmtree.
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tempfile
 import threading
 from pathlib import Path
 
+from sandbox.identity import HostIdentity
+from sandbox.types import SandboxFailure
+
 
 class ProgramDir:
-    """Thread-safe: the first `path` call creates the directory, `remove` deletes it."""
+    """Thread-safe: the first `path` call creates the directory, `remove` deletes it.
 
-    def __init__(self, root: Path | None, files: dict[str, str]) -> None:
+    The directory is private: mode 700, owned by the run's sandbox user (``owner``, see
+    `sandbox.identity`; None: this process's user), under a random name, so no other
+    local user can read the program, plant a file in it or run what a compile left there.
+    """
+
+    def __init__(
+        self, root: Path | None, files: dict[str, str], owner: HostIdentity | None = None
+    ) -> None:
         self._root = root
         self._files = files
+        self._owner = owner
         self._path: Path | None = None
         self._lock = threading.Lock()
 
+    @property
+    def owner(self) -> HostIdentity | None:
+        """The host user the run's sandboxes start as (None: this process's user)."""
+        return self._owner
+
     def path(self) -> Path:
-        """The directory (mode 755) holding every program file."""
+        """The directory holding every program file."""
         with self._lock:
             if self._path is None:
+                if self._owner is not None:
+                    _require_traversable(Path(self._root or tempfile.gettempdir()))
                 path = Path(tempfile.mkdtemp(prefix="referee-box-", dir=self._root))
                 self._path = path
-                path.chmod(0o755)
                 for name, text in self._files.items():
                     (path / name).write_text(text, encoding="utf-8")
+                    self._own(path / name)
+                self._own(path)
             return self._path
+
+    def _own(self, path: Path) -> None:
+        path.chmod(0o700 if path.is_dir() else 0o600)
+        if self._owner is not None:
+            os.chown(path, self._owner.uid, self._owner.gid)
+
+    def sanitize(self) -> None:
+        """After a compile: no file in the directory keeps a setuid or setgid bit (a
+        compile must not leave an executable that runs as someone else)."""
+        with self._lock:
+            if self._path is None:
+                return
+            for folder, dirs, names in os.walk(self._path):
+                for name in [*dirs, *names]:
+                    entry = Path(folder, name)
+                    mode = entry.lstat().st_mode
+                    if mode & (stat.S_ISUID | stat.S_ISGID) and not stat.S_ISLNK(mode):
+                        entry.chmod(stat.S_IMODE(mode) & ~(stat.S_ISUID | stat.S_ISGID))
 
     def drop(self, names: list[str]) -> None:
         """Delete these files (the sources, once compiled: a program must not read its
@@ -47,3 +86,14 @@ class ProgramDir:
             if self._path is not None:
                 shutil.rmtree(self._path, ignore_errors=True)
                 self._path = None
+
+
+def _require_traversable(root: Path) -> None:
+    """Raise `SandboxFailure` when another user cannot reach into ``root`` (a sandbox
+    started as a different user must open its program directory there)."""
+    for folder in [root.resolve(), *root.resolve().parents]:
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            raise SandboxFailure(
+                f"the sandbox work root {root} is not reachable by other users ({folder} "
+                "lacks o+x); sandboxes start as unprivileged users when the server is root"
+            )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from sandbox import backends, languages
 from sandbox.backends.base import Backend, Channel, Job
 from sandbox.classification import outcome
+from sandbox.identity import IdentityPool
 from sandbox.program_dir import ProgramDir
 from sandbox.settings import SandboxSettings
 from sandbox.types import (
@@ -57,6 +58,7 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings | None = None) -> None:
         self.settings = settings or SandboxSettings()
         self.backend: Backend = backends.create(self.settings)
+        self.identities = IdentityPool(self.settings.host_uid_base, self.settings.host_uid_span)
         self._fast: ForkServer | None = None
         self._lock = threading.Lock()
         self.fast_path_fallbacks = 0
@@ -92,16 +94,18 @@ class Sandbox:
         _require_valid(program, cases)
         files = _program_files(program, lang.main)
         report = RunReport(backend=self.backend.name, language=lang.name)
-        missing = languages.missing_tools(lang)
+        missing = languages.missing_tools(lang, shared=self.identities.active)
         if missing:
             report.sandbox_status = SandboxStatus.ERROR
             report.message = f"{lang.name} toolchain missing on this host: {', '.join(missing)}"
             return report
-        box = ProgramDir(self.settings.work_root, files)
+        identity = self.identities.acquire()
+        box = ProgramDir(self.settings.work_root, files, identity)
         try:
-            binds = _binds(lang)
+            binds = _binds(lang, shared=self.identities.active)
             report.compile = self._compile(lang, list(files), box, binds, program, limits)
             if report.compile.status is CompileStatus.OK:
+                box.sanitize()
                 box.drop(list(files))
             if report.compile.status is CompileStatus.OK or lang.compile is None:
                 report.cases = self._cases(lang, list(files), box, binds, program, cases, limits)
@@ -111,6 +115,7 @@ class Sandbox:
             report.cases = []
         finally:
             box.remove()
+            self.identities.release(identity)
         return report
 
     def run_linked(
@@ -133,9 +138,11 @@ class Sandbox:
         _require_valid(program, cases)
         _require_valid(peer, cases)
         report = RunReport(backend=self.backend.name, language=langs[0].name)
+        # two users: the program and its peer do not even share a uid
+        identities = [self.identities.acquire(), self.identities.acquire()]
         boxes = [
-            ProgramDir(self.settings.work_root, _program_files(p, lang.main))
-            for p, lang in zip((program, peer), langs, strict=True)
+            ProgramDir(self.settings.work_root, _program_files(p, lang.main), identity)
+            for p, lang, identity in zip((program, peer), langs, identities, strict=True)
         ]
         try:
             pairs = self._map(
@@ -148,8 +155,9 @@ class Sandbox:
             report.message = str(exc)
             report.cases, report.peers = [], []
         finally:
-            for box in boxes:
+            for box, identity in zip(boxes, identities, strict=True):
                 box.remove()
+                self.identities.release(identity)
         return report
 
     def _linked_case(
@@ -213,6 +221,7 @@ class Sandbox:
                 disk_mb=max(limits.disk_mb, 512),
                 output_bytes=limits.output_bytes,
                 binds=binds,
+                identity=box.owner,
             )
         )
         text = (ex.stderr + ex.stdout).decode("utf-8", errors="replace")
@@ -237,7 +246,7 @@ class Sandbox:
 
         def full(case: Case) -> Outcome:
             return outcome(
-                self.backend.execute(_case_job(lang, argv, box.path(), binds, case, limits)),
+                self.backend.execute(_case_job(lang, argv, box, binds, case, limits)),
                 limits,
             )
 
@@ -269,7 +278,7 @@ class Sandbox:
 
         with self._lock:
             if self._fast is None:
-                self._fast = ForkServer(self.settings)
+                self._fast = ForkServer(self.settings, self.identities)
             return self._fast
 
 
@@ -306,10 +315,10 @@ def _plain_name(name: str) -> bool:
     return bool(name) and "/" not in name and name not in {".", ".."}
 
 
-def _binds(lang: languages.Language) -> dict[str, Path]:
+def _binds(lang: languages.Language, shared: bool) -> dict[str, Path]:
     if lang.name != "rust":
         return {}
-    root = languages.rust_sysroot()
+    root = languages.rust_sysroot(shared)
     if root is None:
         raise SandboxFailure("rust toolchain vanished")
     return {languages.RUST_MOUNT: root}
@@ -329,7 +338,7 @@ def _linked_jobs(
     for lang, box, program, given, channel in zip(
         langs, boxes, programs, inputs, channels, strict=True
     ):
-        job = _case_job(lang, _run_argv(lang, program, limits), box.path(), {}, given, limits)
+        job = _case_job(lang, _run_argv(lang, program, limits), box, {}, given, limits)
         jobs.append(dataclasses.replace(job, channel=channel))
     return jobs
 
@@ -341,7 +350,7 @@ def _run_argv(lang: languages.Language, program: Program, limits: Limits) -> lis
 def _case_job(
     lang: languages.Language,
     argv: list[str],
-    box: Path,
+    box: ProgramDir,
     binds: dict[str, Path],
     case: Case,
     limits: Limits,
@@ -349,7 +358,7 @@ def _case_job(
     memory = limits.memory_mb + lang.overhead_mb
     return Job(
         argv=[*argv, *case.argv],
-        box=box,
+        box=box.path(),
         box_writable=False,
         cwd_is_box=False,
         env=dict(lang.env),
@@ -364,6 +373,7 @@ def _case_job(
         disk_mb=limits.disk_mb,
         output_bytes=limits.output_bytes,
         binds=binds,
+        identity=box.owner,
     )
 
 

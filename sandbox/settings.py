@@ -34,5 +34,10 @@ class SandboxSettings(BaseSettings):
     work_root: Path | None = None
     bwrap_path: str = "/usr/bin/bwrap"
     sandbox_uid: int = 65534
+    """The uid inside the sandbox (and its gid)."""
+    host_uid_base: int = Field(default=1_000_000_000, ge=1000, le=4_000_000_000)
+    host_uid_span: int = Field(default=1 << 24, ge=16, le=1 << 28)
+    """Started as root, each run's bwrap starts as an unprivileged host uid drawn from
+    ``[host_uid_base, host_uid_base + host_uid_span)`` (`sandbox.identity`)."""
     docker_image: str = "referee-sandbox:latest"
     docker_timeout_s: float = 30.0

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sandbox.identity import HostIdentity, as_user
 from sandbox.output import CappedOutput
 
 _CHUNK = 1 << 16
@@ -52,6 +53,8 @@ class Spawn:
     prepare: Callable[[subprocess.Popen[bytes]], None] | None = None
     release: Callable[[], None] | None = None
     kill: Callable[[subprocess.Popen[bytes]], None] | None = None
+    identity: HostIdentity | None = None
+    """Start the process as this host user (see `sandbox.identity`); None: as ourselves."""
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -71,9 +74,11 @@ def watch(spawn: Spawn) -> Watched:
         cwd=spawn.cwd,
         pass_fds=spawn.pass_fds,
         start_new_session=True,
+        **as_user(spawn.identity),
     )
     kill = spawn.kill or _kill_group
     try:
+        _give_pipes(proc, spawn.identity)
         if spawn.prepare is not None:
             spawn.prepare(proc)
         if spawn.release is not None:
@@ -87,6 +92,16 @@ def watch(spawn: Spawn) -> Watched:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+
+
+def _give_pipes(proc: subprocess.Popen[bytes], identity: HostIdentity | None) -> None:
+    """Hand the stdio pipes to the user the child runs as, so that it may reopen them
+    (``/dev/stdin``, ``> /dev/stderr``); the program only starts after this (``release``)."""
+    if identity is None:
+        return
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            os.fchown(stream.fileno(), identity.uid, identity.gid)
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> tuple[float, int]:

@@ -18,6 +18,10 @@ sqlite3 sqlite3
 iverilog iverilog
 go golang-go
 openssl openssl
+rustc rustc
+prlimit util-linux
+useradd passwd
+unshare util-linux
 PACKAGES
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing Debian packages: ${missing[*]}"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from sandbox.identity import HostIdentity
 from sandbox.languages import MemoryRlimit
 
 
@@ -58,6 +59,8 @@ class Job:
     """Extra read-only host directories, sandbox path -> host path (e.g. a toolchain)."""
     channel: Channel | None = None
     """A pipe pair to a peer job running at the same time (see `Channel`)."""
+    identity: HostIdentity | None = None
+    """The host user to start the job as (`sandbox.identity`); None: the server's own."""
 
 
 @dataclass

@@ -26,7 +26,6 @@ import functools
 import json
 import math
 import os
-import resource
 import select
 import subprocess
 from dataclasses import dataclass
@@ -34,12 +33,14 @@ from pathlib import Path
 
 from sandbox import cgroups
 from sandbox.backends.base import Execution, Job, base_env
+from sandbox.identity import IdentityPool, as_user
 from sandbox.settings import SandboxSettings
 from sandbox.supervision import Spawn, Watched, watch
 from sandbox.types import SandboxFailure
 
 BOX = "/box"
 WORK = "/work"
+PRLIMIT = "/usr/bin/prlimit"
 _SETUP_TIMEOUT_S = 10.0
 _ETC = (
     "ld.so.cache",
@@ -95,9 +96,22 @@ def isolation_args(uid: int) -> list[str]:
         *system_mounts(),
         "--proc",
         "/proc",
+        *_proc_read_only(),
         "--dev",
         "/dev",
     ]
+
+
+@functools.lru_cache(maxsize=1)
+def _proc_read_only() -> tuple[str, ...]:
+    """bwrap remounts /proc/sys read-only only when the directory itself is writable,
+    which it never is, though its files are to a sandbox mapped to host root: bind them
+    read-only ourselves (the unprivileged identity is the first line, this the second)."""
+    args: list[str] = []
+    for path in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"):
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    return tuple(args)
 
 
 class BwrapBackend:
@@ -113,6 +127,10 @@ class BwrapBackend:
         """None when bwrap runs and can create the namespaces; else why not."""
         if not Path(self.settings.bwrap_path).exists():
             return f"{self.settings.bwrap_path} not found (Debian: apt-get install bubblewrap)"
+        if not Path(PRLIMIT).exists():
+            return f"{PRLIMIT} not found (Debian: apt-get install util-linux)"
+        # Started as root, runs start bwrap as an unprivileged uid: probe as one.
+        probe = IdentityPool(self.settings.host_uid_base, 1).acquire()
         try:
             done = subprocess.run(
                 [
@@ -125,6 +143,7 @@ class BwrapBackend:
                 timeout=10,
                 check=False,
                 env={},
+                **as_user(probe),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bwrap failed to start: {exc}"
@@ -134,7 +153,8 @@ class BwrapBackend:
 
     def argv(self, job: Job, fds: dict[str, int], block_fd: int, info_fd: int) -> list[str]:
         """The full bwrap command line for ``job``; ``fds`` maps work-dir file names to
-        readable fds whose content bwrap copies in."""
+        readable fds whose content bwrap copies in. The program starts under ``prlimit``
+        with the job's limits (`_rlimit_flags`)."""
         args = [
             self.settings.bwrap_path,
             *isolation_args(self.settings.sandbox_uid),
@@ -157,7 +177,8 @@ class BwrapBackend:
             args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{name}"]
         # The root itself is bwrap's scratch tmpfs: make it read-only like the rest.
         args += ["--remount-ro", "/", "--chdir", BOX if job.cwd_is_box else WORK]
-        args += ["--block-fd", str(block_fd), "--info-fd", str(info_fd), "--"]
+        args += ["--block-fd", str(block_fd), "--info-fd", str(info_fd), "--", PRLIMIT]
+        args += [*_rlimit_flags(job), "--"]
         return args + [a.replace("{box}", BOX).replace("{work}", WORK) for a in job.argv]
 
     def execute(self, job: Job) -> Execution:
@@ -190,6 +211,7 @@ class BwrapBackend:
             prepare=lambda proc: self._prepare(proc, job, info_r, child_ends, owned, group),
             release=lambda: _release(block_w),
             kill=lambda proc: self._kill(proc, group),
+            identity=job.identity,
         )
         try:
             watched = watch(spawn)
@@ -232,10 +254,8 @@ class BwrapBackend:
             if group is not None:
                 group.add(proc.pid)
                 group.add(child)
-            for which, value in _rlimits(job, pids_cgroup=bool(group and group.pids)):
-                resource.prlimit(child, which, value)
         except OSError as exc:
-            raise SandboxFailure(f"cannot apply limits: {exc}") from exc
+            raise SandboxFailure(f"cannot place the sandbox in its cgroup: {exc}") from exc
 
     @staticmethod
     def _kill(proc: subprocess.Popen[bytes], group: cgroups.CaseCgroup | None) -> None:
@@ -314,20 +334,25 @@ def _child_pid(info_r: int) -> int:
         raise SandboxFailure(f"bwrap failed before starting: {data[:200]!r}") from exc
 
 
-def _rlimits(job: Job, pids_cgroup: bool) -> list[tuple[int, tuple[int, int]]]:
-    """The rlimits for the sandbox's first process (inherited by everything it starts)."""
+def _rlimit_flags(job: Job) -> list[str]:
+    """util-linux ``prlimit`` flags for the program (inherited by everything it starts).
+    The limits are set inside the sandbox, by the process that then execs the program:
+    setting another user's limits from outside needs CAP_SYS_RESOURCE, which a root in a
+    container often lacks, and the program starts as another user when we are root."""
     cpu = max(1, math.ceil(job.cpu_s))
-    limits = [
-        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-        (resource.RLIMIT_FSIZE, (job.file_size_mb << 20, job.file_size_mb << 20)),
-        (resource.RLIMIT_CORE, (0, 0)),
-        (resource.RLIMIT_STACK, (64 << 20, 64 << 20)),
+    fsize = job.file_size_mb << 20
+    flags = [
+        f"--cpu={cpu}:{cpu + 1}",
+        f"--fsize={fsize}:{fsize}",
+        "--core=0:0",
+        f"--stack={64 << 20}:{64 << 20}",
     ]
     memory = job.memory_mb << 20
     if job.memory_rlimit == "as":
-        limits.append((resource.RLIMIT_AS, (memory, memory)))
+        flags.append(f"--as={memory}:{memory}")
     elif job.memory_rlimit == "data":
-        limits.append((resource.RLIMIT_DATA, (memory, memory)))
-    if not pids_cgroup:
-        limits.append((resource.RLIMIT_NPROC, (job.processes, job.processes)))
-    return limits
+        flags.append(f"--data={memory}:{memory}")
+    # Counted per user namespace (Linux 5.14+), and each sandbox has its own: it bounds
+    # this run's processes and threads even without a pids cgroup, and never the server's.
+    flags.append(f"--nproc={job.processes}:{job.processes}")
+    return flags

@@ -34,6 +34,7 @@ from typing import IO
 from sandbox import cgroups
 from sandbox.backends.base import Execution, base_env
 from sandbox.backends.bwrap import isolation_args
+from sandbox.identity import HostIdentity, IdentityPool, as_user
 from sandbox.output import CappedOutput
 from sandbox.settings import SandboxSettings
 from sandbox.types import Case, Limits, Program, SandboxFailure
@@ -51,8 +52,10 @@ _RESIDENT_NAMES = frozenset({_SPARE_NAME, _ZYGOTE_NAME})
 class ForkServer:
     """One fork server; thread-safe. Started on first use, restarted if it dies."""
 
-    def __init__(self, settings: SandboxSettings) -> None:
+    def __init__(self, settings: SandboxSettings, identities: IdentityPool | None = None) -> None:
         self.settings = settings
+        self._identities = identities
+        self._identity: HostIdentity | None = None
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._pidfd: int | None = None  # the server's bwrap, signalled without a pid race
@@ -83,6 +86,9 @@ class ForkServer:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if self._identities is not None:
+            self._identities.release(self._identity)
+        self._identity = None
 
     def _ensure(self) -> socket.socket:
         if self._proc is not None and self._proc.poll() is None and self._sock is not None:
@@ -131,7 +137,9 @@ class ForkServer:
             # The server's own complaints (never a case's output) land here, so a failure
             # report can say why the server died.
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
-            self._proc, self._pidfd = _spawn(argv, theirs.fileno(), self._stderr)
+            if self._identities is not None:
+                self._identity = self._identities.acquire()
+            self._proc, self._pidfd = _spawn(argv, theirs.fileno(), self._stderr, self._identity)
             if self._group is not None:
                 _place(self._group, self._proc.pid)
             ours.send(b"go")  # the server forks nothing before this
@@ -193,6 +201,7 @@ class ForkServer:
                 "cpu_s": max(1, round(limits.cpu_s + 0.499)),
                 "memory_bytes": limits.memory_mb << 20,
                 "fsize_bytes": limits.file_size_mb << 20,
+                "processes": limits.processes,
                 "disk_bytes": limits.disk_mb << 20,
             }
         ).encode()
@@ -206,6 +215,9 @@ class ForkServer:
         try:
             with self._lock:
                 sock = self._ensure()
+                if self._identity is not None:  # the case may reopen /dev/stdin & co.
+                    for fd in theirs[:3]:
+                        os.fchown(fd, self._identity.uid, self._identity.gid)
                 try:
                     sock.sendmsg(
                         [header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _int_array(theirs))]
@@ -250,7 +262,9 @@ def _stop_all() -> None:
         server.close()
 
 
-def _spawn(argv: list[str], fd: int, stderr: IO[bytes]) -> tuple[subprocess.Popen[bytes], int]:
+def _spawn(
+    argv: list[str], fd: int, stderr: IO[bytes], identity: HostIdentity | None
+) -> tuple[subprocess.Popen[bytes], int]:
     """Start the server from a thread that lives exactly as long as the server; return it
     and a pidfd for it, opened before anything could reap it.
 
@@ -270,6 +284,7 @@ def _spawn(argv: list[str], fd: int, stderr: IO[bytes]) -> tuple[subprocess.Pope
                 env=base_env("/work"),
                 pass_fds=(fd,),
                 start_new_session=True,
+                **as_user(identity),
             )
         except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
             started.put(exc)

@@ -123,6 +123,10 @@ def _prepare_case(req: dict[str, object]) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # Counted per user namespace (Linux 5.14+), and the case has its own: this bounds the
+    # case's processes and threads even where no pids cgroup is available.
+    processes = int(req["processes"])  # type: ignore[call-overload]
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     _drop_capabilities()
 
 

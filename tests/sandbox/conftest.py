@@ -83,6 +83,7 @@ def work_root() -> Iterator[Path]:
     """One program-directory root per test process, so xdist workers do not see each
     other's; every sandbox built in these tests reads it from the environment."""
     root = Path(tempfile.mkdtemp(prefix=f"referee-test-{os.getpid()}-"))
+    root.chmod(0o711)  # run as root, sandboxes start as other users: they must traverse it
     os.environ["REFEREE_SANDBOX_WORK_ROOT"] = str(root)
     yield root
     del os.environ["REFEREE_SANDBOX_WORK_ROOT"]

@@ -121,6 +121,10 @@ ESCAPES = [
         OK,
     ),
     Escape("chroot", attempt(LIBC + "assert libc.chroot(b'/usr') == 0, 'refused'"), OK),
+    # kernel knobs: a crashing program would run core_pattern's command on the host as root
+    Escape("core_pattern", attempt("open('/proc/sys/kernel/core_pattern', 'w').write('|/x')"), OK),
+    Escape("sysctl_fs", attempt("open('/proc/sys/fs/file-max', 'w').write('1')"), OK),
+    Escape("sysctl_vm", attempt("open('/proc/sys/vm/drop_caches', 'w').write('3')"), OK),
     Escape("sethostname", attempt("socket.sethostname('escaped')"), OK),
 ]
 
