@@ -18,7 +18,7 @@ sqlite3 sqlite3
 iverilog iverilog
 go golang-go
 openssl openssl
-rustc rustc
+/usr/bin/rustc rustc
 prlimit util-linux
 useradd passwd
 unshare util-linux
