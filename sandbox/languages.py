@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -58,6 +59,18 @@ class Language:
     """Added to the cgroup memory limit for runtimes capped by a flag (the JVM's -Xmx,
     node's --max-old-space-size) that need memory beyond the capped heap."""
     aliases: tuple[str, ...] = ()
+    build_flags: tuple[str, ...] = ()
+    """Patterns (full matches) of the build flags a request may add to the compile argv:
+    an allow-list, because compilers take flags that run programs (``-wrapper``,
+    ``-fplugin=``, ``-Wl,...``, ``-toolexec``, ``-C linker=``, ``-J``)."""
+
+    def refused_flag(self, flags: list[str]) -> str | None:
+        """The first flag in ``flags`` outside the allow-list, or None."""
+        patterns = [re.compile(p) for p in self.build_flags]
+        for flag in flags:
+            if not any(p.fullmatch(flag) for p in patterns):
+                return flag
+        return None
 
     def argv(self, template: tuple[str, ...], files: list[str], memory_mb: int) -> list[str]:
         """Fill a template. ``files`` are the program's file names (main first)."""
@@ -68,6 +81,25 @@ class Language:
             else:
                 out.append(part.format(main=self.main, memory_mb=memory_mb, box="{box}"))
         return out
+
+
+_C_FAMILY_FLAGS = (
+    r"-O[0-3sgz]?",
+    r"-g[0-3]?",
+    r"-W(?:all|extra|pedantic|error|no-[a-z][a-z0-9-]*|[a-z][a-z0-9-]*)",
+    r"-pedantic(?:-errors)?",
+    r"-w",
+    r"-D[A-Za-z_][A-Za-z0-9_]*(?:=[A-Za-z0-9_.+-]*)?",
+    r"-U[A-Za-z_][A-Za-z0-9_]*",
+    r"-l(?:m|pthread|rt|stdc\+\+)",
+    r"-pthread",
+    r"-march=native|-mtune=native|-m(?:avx2|sse4\.2|popcnt|bmi2?)",
+    r"-f(?:no-)?(?:exceptions|rtti|strict-aliasing|omit-frame-pointer|wrapv|trapv|"
+    r"unroll-loops|inline-functions|fast-math)",
+    r"-fsanitize=(?:address|undefined|leak)",
+)
+_C_STANDARDS = r"-std=(?:c|gnu)(?:89|90|99|11|17|18|2x|23)"
+_CPP_STANDARDS = r"-std=(?:c|gnu)\+\+(?:98|03|11|14|17|20|2a|23|2b)"
 
 
 LANGUAGES: dict[str, Language] = {
@@ -88,6 +120,7 @@ LANGUAGES: dict[str, Language] = {
             compile=("gcc", "-O2", "-std=gnu17", "-o", "main", "{sources}", "-lm"),
             suffix=".c",
             tools=("/usr/bin/gcc",),
+            build_flags=(*_C_FAMILY_FLAGS, _C_STANDARDS),
         ),
         Language(
             "cpp",
@@ -96,6 +129,7 @@ LANGUAGES: dict[str, Language] = {
             compile=("g++", "-O2", "-std=c++17", "-o", "main", "{sources}"),
             suffix=".cpp",
             tools=("/usr/bin/g++",),
+            build_flags=(*_C_FAMILY_FLAGS, _CPP_STANDARDS),
             aliases=("c++",),
         ),
         Language(
@@ -114,6 +148,14 @@ LANGUAGES: dict[str, Language] = {
             ),
             compile=("javac", "-J-Xmx512m", "-J-XX:+UseSerialGC", "-d", ".", "{sources}"),
             suffix=".java",
+            build_flags=(
+                r"-g(?::none)?",
+                r"-nowarn",
+                r"-Xlint(?::[a-z,-]+)?",
+                r"-parameters",
+                r"--release=(?:8|11|17|21)|-source|-target|--release|8|11|17|21",
+                r"-encoding|UTF-8",
+            ),
             tools=("/usr/bin/java", "/usr/bin/javac"),
             memory_rlimit="none",
             overhead_mb=256,
@@ -134,6 +176,7 @@ LANGUAGES: dict[str, Language] = {
             ("{box}/main",),
             compile=("go", "build", "-o", "main", "{sources}"),
             suffix=".go",
+            build_flags=(r"-trimpath", r"-tags=[A-Za-z0-9_,]+", r"-race"),
             tools=("/usr/bin/go",),
             memory_rlimit="data",
             env={
@@ -150,6 +193,13 @@ LANGUAGES: dict[str, Language] = {
             ("{box}/main",),
             compile=(f"{RUST_MOUNT}/bin/rustc", "--edition", "2021", "-O", "-o", "main", "{main}"),
             suffix=".rs",
+            build_flags=(
+                r"-O",
+                r"-g",
+                r"-C|opt-level=[0-3sz]|debuginfo=[0-2]|overflow-checks=(?:on|off)",
+                r"--cfg|[A-Za-z_][A-Za-z0-9_]*",
+                r"--edition=(?:2015|2018|2021)",
+            ),
             tools=("rustc",),
             memory_rlimit="data",
             aliases=("rs",),
@@ -176,6 +226,12 @@ LANGUAGES: dict[str, Language] = {
             ("vvp", "-n", "{box}/main.vvp"),
             compile=("iverilog", "-g2012", "-o", "main.vvp", "{sources}"),
             suffix=".v",
+            build_flags=(
+                r"-g(?:1995|2001|2005|2009|2012)",
+                r"-D[A-Za-z_][A-Za-z0-9_]*(?:=[A-Za-z0-9_]*)?",
+                r"-Wall",
+                r"-s|[A-Za-z_][A-Za-z0-9_]*",
+            ),
             tools=("/usr/bin/iverilog", "/usr/bin/vvp"),
         ),
     )

@@ -59,6 +59,17 @@ class ProgramDir:
         if self._owner is not None:
             os.chown(path, self._owner.uid, self._owner.gid)
 
+    def size(self) -> int:
+        """Bytes held by the directory's files (0 before it exists)."""
+        with self._lock:
+            if self._path is None:
+                return 0
+            return sum(
+                Path(folder, name).lstat().st_size
+                for folder, _, names in os.walk(self._path)
+                for name in names
+            )
+
     def sanitize(self) -> None:
         """After a compile: no file in the directory keeps a setuid or setgid bit (a
         compile must not leave an executable that runs as someone else)."""

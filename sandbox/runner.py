@@ -217,18 +217,27 @@ class Sandbox:
                 memory_mb=limits.compile_memory_mb,
                 memory_rlimit="none" if lang.memory_rlimit == "none" else "data",
                 processes=_COMPILE_PROCESSES,
-                file_size_mb=max(limits.file_size_mb, 256),
+                # every build output lands in the program directory, on the host's disk:
+                # no file may exceed the run's disk quota, and their total is checked below
+                file_size_mb=limits.disk_mb,
                 disk_mb=max(limits.disk_mb, 512),
                 output_bytes=limits.output_bytes,
                 binds=binds,
                 identity=box.owner,
             )
         )
+        if ex.returncode == 1 and ex.stderr.startswith(b"bwrap: "):
+            # bwrap could not build the sandbox (the compiler's own messages never start
+            # so): the infrastructure's failure, never the program's compile error
+            raise SandboxFailure(ex.stderr.decode(errors="replace").strip()[:300])
         text = (ex.stderr + ex.stdout).decode("utf-8", errors="replace")
         if ex.timed_out:
             status = CompileStatus.TIMEOUT
         else:
             status = CompileStatus.OK if ex.returncode == 0 else CompileStatus.ERROR
+        if status is CompileStatus.OK and box.size() > limits.disk_mb << 20:
+            status = CompileStatus.ERROR
+            text += f"\nthe build output is larger than the disk quota ({limits.disk_mb} MB)"
         return CompileOutcome(status=status, output=text, wall_s=round(ex.wall_s, 6))
 
     def _cases(
@@ -283,9 +292,15 @@ class Sandbox:
 
 
 def _require_valid(program: Program, cases: Sequence[Case]) -> None:
-    """Raise ValueError (the caller's input) for a case file name with a path in it, or
-    text that cannot be written as UTF-8 (lone surrogates), instead of failing half-way
-    through a run."""
+    """Raise ValueError (the caller's input) for a build flag outside the language's
+    allow-list, a case file name with a path in it, or text that cannot be written as
+    UTF-8 (lone surrogates), instead of failing half-way through a run."""
+    lang = languages.find(program.language)
+    if program.build_flags:
+        refused = lang.refused_flag(program.build_flags) if lang else None
+        if lang is None or lang.compile is None or refused is not None:
+            what = f"{refused!r} is not" if refused is not None else "build flags are not"
+            raise ValueError(f"build_flags: {what} allowed for {program.language}")
     texts = [program.source, *program.files.values()]
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]

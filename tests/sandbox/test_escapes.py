@@ -253,3 +253,49 @@ def test_disk_fill_stops_at_the_work_dir_quota(sandbox: Sandbox) -> None:
     written_mb, errno = map(int, case.stdout.split())
     assert written_mb <= FAST.disk_mb
     assert errno == 28  # ENOSPC: the quota, not the per-file limit, stopped it
+
+
+REFUSED_FLAGS = [
+    ("c", ["-wrapper", "/bin/sh,-c,id"]),
+    ("c", ["-fplugin=/tmp/evil.so"]),
+    ("c", ["-Wl,-rpath,/tmp"]),
+    ("c", ["-B/tmp"]),
+    ("c", ["@/tmp/flags"]),
+    ("c", ["-specs=/tmp/evil"]),
+    ("cpp", ["-o", "/tmp/out"]),
+    ("go", ["-toolexec=/bin/sh"]),
+    ("rust", ["-C", "linker=/bin/sh"]),
+    ("rust", ["-Clinker=/bin/sh"]),
+    ("java", ["-J-javaagent:/tmp/a.jar"]),
+    ("java", ["-processorpath", "/tmp"]),
+    ("python3", ["-X", "importtime"]),
+]
+
+
+@pytest.mark.parametrize(("language", "flags"), REFUSED_FLAGS)
+def test_build_flags_that_run_programs_are_refused(
+    bwrap_sandbox: Sandbox, language: str, flags: list[str]
+) -> None:
+    """Compilers take flags that run other programs at compile time: only a per-language
+    allow-list of flags is accepted; the rest is the caller's error (ValueError)."""
+    with pytest.raises(ValueError, match="build_flags"):
+        bwrap_sandbox.run(Program(language=language, source="", build_flags=flags), [Case()])
+
+
+def test_allowed_build_flags_work(bwrap_sandbox: Sandbox) -> None:
+    source = "#include <stdio.h>\nint main(void){ printf(\"%d\\n\", VALUE); return 0; }"
+    program = Program(language="c", source=source, build_flags=["-O3", "-DVALUE=7", "-std=c11"])
+    [case] = bwrap_sandbox.run(program, [Case()]).cases
+    assert case.stdout == "7\n"
+
+
+def test_a_build_cannot_write_past_the_disk_quota(bwrap_sandbox: Sandbox) -> None:
+    """A compile writes into the program directory on the host's disk: a program whose
+    build output is over the run's disk quota (a huge initialised array) is a compile
+    error, and no file of it grew past the quota."""
+    source = "char big[64 << 20] = {1};\nint main(void) { return big[0] - 1; }\n"
+    limits = FAST.model_copy(update={"disk_mb": 16})
+    report = bwrap_sandbox.run(Program(language="c", source=source), [Case()], limits)
+    assert report.compile is not None
+    assert report.compile.status.value == "compile_error", report.compile
+    assert report.cases == []
