@@ -232,3 +232,41 @@ def test_response_too_deep_to_validate_scores_zero(score) -> None:  # type: igno
 def test_bad_schema_is_invalid_even_when_the_response_is_not_json(score) -> None:  # type: ignore[no-untyped-def]
     result = score("format", "not json", {"type": "nope"}, mode="json_schema")
     assert result.status == Status.INVALID
+
+
+def test_schema_refs_never_fetch_urls_or_read_files(score, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A $ref to a URL or a file is unresolvable: nothing is fetched (the loopback server
+    sees no request) and no file's content comes back in any message."""
+    import http.server
+    import threading
+
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"type": "integer", "token": "TOPSECRET-7731"}')
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "integer", "token": "TOPSECRET-7731"}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        refs = [
+            f"http://127.0.0.1:{server.server_port}/schema.json",
+            f"file://{secret}",
+            f"file://{secret}#/token",
+        ]
+        for ref in refs:
+            result = score("format", '"abc"', {"$ref": ref}, mode="json_schema")
+            assert result.status.value == "invalid", result
+            assert "TOPSECRET" not in repr(result)
+    finally:
+        server.shutdown()
+    assert hits == []

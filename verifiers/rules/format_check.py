@@ -16,7 +16,8 @@ import regex
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 from pydantic import Field, field_validator, model_validator
-from referencing.exceptions import Unresolvable
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource, Unresolvable
 
 from verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
 from verifiers.rules.field_error import field_error
@@ -251,7 +252,16 @@ def _validator(reference: object, params: FormatParams) -> Draft202012Validator:
     except SchemaError as exc:
         msg = f"not a valid Draft 2020-12 schema: {_shorten(exc.message)}"
         raise _schema_invalid(field, msg) from None
-    return Draft202012Validator(schema)
+    return Draft202012Validator(schema, registry=_LOCAL_ONLY)
+
+
+def _refuse_retrieval(uri: str) -> Resource[Any]:
+    """No $ref is ever fetched (jsonschema would read URLs and local files): a schema
+    refers to itself only."""
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # attrs class: mypy sees no __init__
+
+
+_LOCAL_ONLY: Registry[Any] = Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
 
 
 def _schema_problem(
@@ -261,8 +271,9 @@ def _schema_problem(
     try:
         error = best_match(validator.iter_errors(instance))
     except Unresolvable as exc:
-        # $refs resolve only inside the schema; nothing is fetched over the network.
-        msg = f"unresolvable $ref: {_shorten(str(exc))}"
+        # $refs resolve only inside the schema; nothing is fetched, from a URL or a file.
+        ref = getattr(exc, "ref", "")
+        msg = f"unresolvable $ref {_shorten(str(ref))!r}: only refs inside the schema resolve"
         raise _schema_invalid(_schema_field(reference), msg) from None
     except RecursionError:
         # The response nests deeper than validation can follow: its fault, not the item's.
