@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
+from service.admission import Admission, AdmissionRules
 from service.deps import require_api_key
 from service.dispatch import Dispatcher
 from service.errors import install_error_handlers
@@ -15,7 +16,7 @@ from service.job_store import JobStore
 from service.jobs import JobBackend, JobService
 from service.local_jobs import LocalJobs
 from service.metrics import Metrics
-from service.middleware import BodyLimit, RequestObserver
+from service.middleware import RequestObserver
 from service.rate_limit import RateLimiter
 from service.responses import JSONBytes
 from service.routes import graders, health, jobs, openrlhf, run, score, verifiers
@@ -84,10 +85,29 @@ def create_app(
     app.include_router(openrlhf.router, dependencies=protected)
     app.include_router(graders.router, dependencies=protected)
     app.include_router(run.router, dependencies=protected)
+    app.add_middleware(Admission, rules=admission_rules(settings))
     app.add_middleware(RequestObserver, metrics=metrics)
-    streamed = {"/v1/jobs": settings.max_job_bytes}
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, streamed=streamed)
     return app
+
+
+DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+
+
+def admission_rules(settings: Settings) -> AdmissionRules:
+    """What `Admission` checks for these settings: health checks always public, the docs
+    and /metrics when the settings say so."""
+    public = {"/healthz", "/readyz"}
+    if settings.docs_public:
+        public |= DOCS_PATHS
+    if settings.metrics_public:
+        public.add("/metrics")
+    return AdmissionRules(
+        keys=[key.get_secret_value().encode() for key in settings.api_keys],
+        public=frozenset(public),
+        max_body_bytes=settings.max_body_bytes,
+        streamed={"/v1/jobs": settings.max_job_bytes},
+        max_json_containers=settings.max_json_containers,
+    )
 
 
 def build_rate_limiter(settings: Settings, executor: Executor) -> RateLimiter | None:

@@ -35,6 +35,9 @@ class Settings(BaseSettings):
 
     metrics_public: bool = False
     """Serve /metrics without an API key (for a Prometheus that cannot send one)."""
+    docs_public: bool = False
+    """Serve /docs, /redoc and /openapi.json without an API key (with keys set they need
+    one, like every route but the health checks)."""
     log_json: bool = True
     log_level: str = "INFO"
     worker_metrics_port: int | None = Field(default=None, ge=0, le=65535)
@@ -42,6 +45,9 @@ class Settings(BaseSettings):
 
     max_items_per_request: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    max_json_containers: int = Field(default=500_000, ge=100)
+    """JSON objects plus arrays one request body may hold; a body over it is refused
+    before it is decoded (decoding costs far more memory than the body's bytes)."""
     max_field_chars: int = Field(default=1_000_000, ge=1)
     """Longest prompt, response or reference text accepted per item; longer is ``invalid``."""
 

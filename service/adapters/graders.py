@@ -193,8 +193,34 @@ class TemplateError(ValueError):
     """A ``{{...}}`` variable the request does not provide."""
 
 
-def render(template: str, sample: dict[str, Any], item: dict[str, Any]) -> str:
-    """Fill ``{{sample.x}}`` / ``{{item.x}}``; strings as they are, other values as JSON."""
+class GraderTooLarge(ValueError):
+    """The grader would expand past the request's budget (leaves or rendered text)."""
+
+
+class Budget:
+    """What one request's grader may expand to: ``leaves`` leaf graders in all, and
+    ``chars`` characters of rendered templates in all (a template repeating a large
+    ``{{item...}}`` value must not turn a small body into gigabytes)."""
+
+    def __init__(self, leaves: int, chars: int) -> None:
+        self.leaves = leaves
+        self.chars = chars
+
+    def take_leaf(self) -> None:
+        self.leaves -= 1
+        if self.leaves < 0:
+            raise GraderTooLarge("the grader has more leaf graders than one request may score")
+
+    def take_chars(self, count: int) -> None:
+        self.chars -= count
+        if self.chars < 0:
+            raise GraderTooLarge("the grader's templates expand to more text than allowed")
+
+
+def render(template: str, sample: dict[str, Any], item: dict[str, Any], budget: Budget) -> str:
+    """Fill ``{{sample.x}}`` / ``{{item.x}}``; strings as they are, other values as JSON.
+    Every character rendered is taken from ``budget`` as it is produced."""
+    budget.take_chars(len(template))
 
     def value(match: re.Match[str]) -> str:
         found: Any = {"sample": sample, "item": item}[match.group(1)]
@@ -204,7 +230,9 @@ def render(template: str, sample: dict[str, Any], item: dict[str, Any]) -> str:
                     f"{{{{{match.group(1)}{match.group(2)}}}}} is not in the request"
                 )
             found = found[key]
-        return found if isinstance(found, str) else json.dumps(found)
+        text = found if isinstance(found, str) else json.dumps(found)
+        budget.take_chars(len(text))
+        return text
 
     return _TEMPLATE.sub(value, template)
 
@@ -213,32 +241,38 @@ Leaf = tuple[str, Item]
 """A leaf grader's dotted key (``""`` for a lone grader) and the item that scores it."""
 
 
-def leaf_items(grader: Grader, sample_text: str, item: dict[str, Any], key: str = "") -> list[Leaf]:
-    """(key, item) for every leaf grader; keys are dotted paths through ``multi``."""
+def leaf_items(
+    grader: Grader, sample_text: str, item: dict[str, Any], budget: Budget, key: str = ""
+) -> list[Leaf]:
+    """(key, item) for every leaf grader; keys are dotted paths through ``multi``. Raises
+    `GraderTooLarge` past ``budget`` and `TemplateError` for a missing variable."""
     if isinstance(grader, Multi):
         return [
             pair
             for name, child in grader.graders.items()
-            for pair in leaf_items(child, sample_text, item, f"{key}.{name}" if key else name)
+            for pair in leaf_items(
+                child, sample_text, item, budget, f"{key}.{name}" if key else name
+            )
         ]
+    budget.take_leaf()
     sample = sample_of(sample_text)
     if isinstance(grader, StringCheck):
         params = {"op": _STRING_OPS[grader.operation], "normalize": {"nfkc": False, "strip": False}}
         made = Item(
             verifier="string",
-            response=render(grader.input, sample, item),
-            reference=render(grader.reference, sample, item),
+            response=render(grader.input, sample, item, budget),
+            reference=render(grader.reference, sample, item, budget),
             params=params,
         )
     elif isinstance(grader, TextSimilarity):
         made = Item(
             verifier="similarity",
-            response=render(grader.input, sample, item),
-            reference=render(grader.reference, sample, item),
+            response=render(grader.input, sample, item, budget),
+            reference=render(grader.reference, sample, item, budget),
             params={"metric": _SIMILARITY[grader.evaluation_metric]},
         )
     elif isinstance(grader, ScoreModel):
-        made = _judge_item(grader, sample_text, sample, item)
+        made = _judge_item(grader, sample_text, sample, item, budget)
     else:
         made = Item(
             verifier="python_grader",
@@ -254,11 +288,15 @@ _ROLES = {"developer": "system"}
 
 
 def _judge_item(
-    grader: ScoreModel, sample_text: str, sample: dict[str, Any], item: dict[str, Any]
+    grader: ScoreModel,
+    sample_text: str,
+    sample: dict[str, Any],
+    item: dict[str, Any],
+    budget: Budget,
 ) -> Item:
     """A ``judge`` item in messages mode; ``params.model`` is ``grader.model`` as given."""
     messages = [
-        {"role": _ROLES.get(m.role, m.role), "content": render(m.text(), sample, item)}
+        {"role": _ROLES.get(m.role, m.role), "content": render(m.text(), sample, item, budget)}
         for m in grader.input
     ]
     sampling = grader.sampling_params.judge_sampling() if grader.sampling_params else {}

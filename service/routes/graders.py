@@ -8,18 +8,22 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.adapters.graders import (
+    Budget,
     GraderRequest,
     GraderRunRequest,
     GraderRunResponse,
+    GraderTooLarge,
     TemplateError,
     leaf_items,
     report,
     template_failure,
 )
-from service.deps import CallerDep, DispatcherDep
+from service.body import CappedRoute
+from service.deps import CallerDep, DispatcherDep, SettingsDep
+from service.errors import PayloadTooLarge
 from service.schemas import ErrorResponse
 
-router = APIRouter(tags=["compatibility"])
+router = APIRouter(tags=["compatibility"], route_class=CappedRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (401, 413, 422, 429)
 }
@@ -33,12 +37,16 @@ async def validate(body: GraderRequest) -> GraderRequest:
 
 @router.post("/v1/graders/run", response_model=GraderRunResponse, responses=_ERRORS)
 async def run(
-    body: GraderRunRequest, dispatcher: DispatcherDep, caller: CallerDep
+    body: GraderRunRequest, dispatcher: DispatcherDep, caller: CallerDep, settings: SettingsDep
 ) -> GraderRunResponse:
     """Run the grader on ``model_sample`` and ``item``; errors are flags, reward null."""
     start = time.perf_counter()
+    # The whole request's rendered text is bounded like one item's fields, times its leaves.
+    budget = Budget(settings.max_items_per_request, settings.max_field_chars * 4)
     try:
-        leaves = leaf_items(body.grader, body.model_sample, body.item)
+        leaves = leaf_items(body.grader, body.model_sample, body.item, budget)
+    except GraderTooLarge as exc:
+        raise PayloadTooLarge(f"grader: {exc}") from None
     except TemplateError as exc:
         return template_failure(body.grader, str(exc))
     await caller.spend(len(leaves))

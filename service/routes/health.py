@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from service.deps import DispatcherDep, MetricsDep
@@ -24,8 +24,10 @@ async def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
-async def readyz(dispatcher: DispatcherDep) -> JSONBytes:
-    """Ready when the executor can take work; 503 with the reasons otherwise."""
+async def readyz(dispatcher: DispatcherDep, request: Request) -> JSONBytes:
+    """Ready when the executor can take work; 503 with the reasons otherwise. Public for
+    orchestrators' probes; with API keys set, only an authenticated caller sees the pools,
+    verifiers and problems behind the answer."""
     executor = dispatcher.executor
     await executor.refresh()
     pools = executor.readiness()
@@ -41,6 +43,8 @@ async def readyz(dispatcher: DispatcherDep) -> JSONBytes:
     body = Readiness(
         ready=ready, executor=executor.name, pools=pools, verifiers=verifiers, problems=problems
     )
+    if not getattr(request.state, "authenticated", True):
+        body = Readiness(ready=ready, executor=executor.name, pools={})
     return JSONBytes(body.model_dump(), status_code=200 if ready else 503)
 
 

@@ -10,17 +10,19 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from service.adapters.openrlhf import RewardRequest, RewardResponse, failures, reward_body
+from service.body import ITEM_LIST, CappedRoute
 from service.deps import CallerDep, DispatcherDep, SettingsDep
 from service.errors import Unavailable, Unprocessable
 from service.schemas import ErrorResponse
 
-router = APIRouter(tags=["compatibility"])
+router = APIRouter(tags=["compatibility"], route_class=CappedRoute)
 
 
 @router.post(
     "/get_reward",
     response_model=RewardResponse,
     responses={code: {"model": ErrorResponse} for code in (401, 413, 422, 429, 503)},
+    openapi_extra={ITEM_LIST: "query"},
 )
 async def get_reward(
     body: RewardRequest, dispatcher: DispatcherDep, settings: SettingsDep, caller: CallerDep

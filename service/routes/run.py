@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from sandbox import Case, Limits, Program
+from service.body import CappedRoute
 from service.deps import SettingsDep
 from service.errors import ApiError, Unprocessable
 from service.run_schemas import RunCodeRequest, RunCodeResponse, RunRequest, RunResponse
@@ -23,7 +24,7 @@ from service.schemas import ErrorResponse
 from verifiers.code.comparison import Comparator, Tolerance
 from verifiers.code.execution import Execution, execute
 
-router = APIRouter(tags=["sandbox"])
+router = APIRouter(tags=["sandbox"], route_class=CappedRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (401, 413, 422, 504)
 }

@@ -6,20 +6,26 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from service.body import ITEM_LIST, CappedRoute
 from service.deps import CallerDep, DispatcherDep, SettingsDep
 from service.errors import PayloadTooLarge
 from service.responses import JSONBytes
 from service.schemas import ErrorResponse, ScoreRequest, ScoreResponse
 from verifiers.types import Result
 
-router = APIRouter(tags=["score"])
+router = APIRouter(tags=["score"], route_class=CappedRoute)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse} for code in (400, 401, 413, 422, 429)
 }
 
 
-@router.post("/v1/score", response_model=ScoreResponse, responses=_ERRORS)
+@router.post(
+    "/v1/score",
+    response_model=ScoreResponse,
+    responses=_ERRORS,
+    openapi_extra={ITEM_LIST: "items"},
+)
 async def score(
     request: ScoreRequest, dispatcher: DispatcherDep, settings: SettingsDep, caller: CallerDep
 ) -> JSONBytes:

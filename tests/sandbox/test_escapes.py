@@ -283,7 +283,7 @@ def test_build_flags_that_run_programs_are_refused(
 
 
 def test_allowed_build_flags_work(bwrap_sandbox: Sandbox) -> None:
-    source = "#include <stdio.h>\nint main(void){ printf(\"%d\\n\", VALUE); return 0; }"
+    source = '#include <stdio.h>\nint main(void){ printf("%d\\n", VALUE); return 0; }'
     program = Program(language="c", source=source, build_flags=["-O3", "-DVALUE=7", "-std=c11"])
     [case] = bwrap_sandbox.run(program, [Case()]).cases
     assert case.stdout == "7\n"

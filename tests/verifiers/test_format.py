@@ -245,7 +245,7 @@ def test_schema_refs_never_fetch_urls_or_read_files(score, tmp_path) -> None:  #
     hits: list[str] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             hits.append(self.path)
             self.send_response(200)
             self.end_headers()

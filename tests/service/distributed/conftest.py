@@ -97,7 +97,10 @@ class Cluster:
     def wait_consumers(self, pool: str, count: int, timeout_s: float = 30) -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            ready = httpx.get(f"{self.url}/readyz").json()
+            # with keys set, /readyz shows its pools only to an authenticated caller
+            keys = self.env.get("REFEREE_API_KEYS", "")
+            headers = {"Authorization": f"Bearer {keys.split(',')[0]}"} if keys else {}
+            ready = httpx.get(f"{self.url}/readyz", headers=headers).json()
             if ready["pools"].get(pool, {}).get("consumers", 0) >= count:
                 return
             time.sleep(0.2)

@@ -188,7 +188,7 @@ def test_rate_limit_per_api_key_is_shared_through_redis(tmp_path: Path) -> None:
     try:
         cluster.start_gateway()
         cluster.start_worker()
-        cluster.wait_consumers("cpu", 1)  # /readyz stays open with keys set
+        cluster.wait_consumers("cpu", 1)
         items = [{"verifier": "string", "response": "a", "reference": "a"}] * 6
 
         def post(key: str) -> httpx.Response:
