@@ -306,7 +306,13 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
         texts += [case.stdin, *case.argv, *case.files.values()]
         for name in case.files:
             if not _plain_name(name):
-                raise ValueError(f"bad case file name {name!r}")
+                raise ValueError(f"bad case file name {name[:64]!r}")
+        sizes = [len(arg.encode("utf-8", "surrogatepass")) for arg in case.argv]
+        if any(size > MAX_ARG_BYTES for size in sizes) or sum(sizes) > MAX_ARGV_BYTES:
+            raise ValueError(
+                f"argv: an argument is over {MAX_ARG_BYTES} bytes or all are over "
+                f"{MAX_ARGV_BYTES} (the kernel would refuse to start the program)"
+            )
     for text in texts:
         try:
             text.encode("utf-8")
@@ -320,14 +326,26 @@ def _program_files(program: Program, main: str) -> dict[str, str]:
     files = {main: program.source}
     for name, text in program.files.items():
         if not _plain_name(name) or name == main:
-            raise ValueError(f"bad program file name {name!r}")
+            raise ValueError(f"bad program file name {name[:64]!r}")
         files[name] = text
     return files
 
 
+MAX_ARG_BYTES = 128 * 1024
+MAX_ARGV_BYTES = 1024 * 1024
+"""Linux refuses one argument over 128 KiB and argv + environment over a few MiB."""
+
+
 def _plain_name(name: str) -> bool:
-    """True for a file name that stays inside the work dir (no path, not . or ..)."""
-    return bool(name) and "/" not in name and name not in {".", ".."}
+    """True for a file name that stays inside the work dir (no path, not . or .., no NUL,
+    at most 255 bytes: the longest name a Linux file system takes)."""
+    return (
+        bool(name)
+        and "/" not in name
+        and "\0" not in name
+        and name not in {".", ".."}
+        and len(name.encode("utf-8", "surrogatepass")) <= 255
+    )
 
 
 def _binds(lang: languages.Language, shared: bool) -> dict[str, Path]:

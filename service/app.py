@@ -94,8 +94,8 @@ DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.js
 
 
 def admission_rules(settings: Settings) -> AdmissionRules:
-    """What `Admission` checks for these settings: health checks always public, the docs
-    and /metrics when the settings say so."""
+    """Who `Admission` lets through for these settings: health checks always public, the
+    docs and /metrics when the settings say so."""
     public = {"/healthz", "/readyz"}
     if settings.docs_public:
         public |= DOCS_PATHS
@@ -106,7 +106,6 @@ def admission_rules(settings: Settings) -> AdmissionRules:
         public=frozenset(public),
         max_body_bytes=settings.max_body_bytes,
         streamed={"/v1/jobs": settings.max_job_bytes},
-        max_json_containers=settings.max_json_containers,
     )
 
 

@@ -1,7 +1,9 @@
-"""JSON request bodies: decoded with orjson, and list caps checked before validation.
+"""JSON request bodies: a structure budget, decoding by orjson, list caps before validation.
 
-`CappedRoute` is the route class of every JSON route: its requests decode with orjson
-(bytes straight to objects, no intermediate text), and a route
+`CappedRoute` is the route class of every JSON route. A body holding more objects and
+arrays than ``max_json_containers`` is refused before it is decoded: decoding
+``[[],[],...]`` costs tens of bytes of Python objects per byte of body. Bodies decode
+with orjson (bytes straight to objects, no intermediate text), and a route
 that declares ``openapi_extra={"x-item-list": NAME}`` has the length of the body's
 ``NAME`` list checked against ``max_items_per_request`` before pydantic validates (and
 allocates) a single item.
@@ -10,6 +12,7 @@ allocates) a single item.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -22,6 +25,28 @@ from service.errors import PayloadTooLarge
 ITEM_LIST = "x-item-list"
 
 
+_STRINGS = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+
+
+def json_containers(body: bytes) -> int:
+    """Objects and arrays in a JSON text: brackets outside strings."""
+    rough = body.count(b"{") + body.count(b"[")
+    if rough == 0:
+        return 0
+    bare = _STRINGS.sub(b"", body)
+    return bare.count(b"{") + bare.count(b"[")
+
+
+def within_containers(body: bytes, budget: int) -> bool:
+    """Whether ``body`` holds at most ``budget`` objects and arrays: a cheap upper bound
+    first (every bracket, in strings too), the exact count only when that bound is over.
+    Both run at C speed over the raw bytes."""
+    if body.count(b"{") + body.count(b"[") <= budget:
+        return True
+    return json_containers(body) <= budget
+
+
+
 class JsonRequest(Request):
     """A request whose JSON body is parsed once: by orjson, and, for what orjson refuses
     (integers past 64 bits, NaN and Infinity, which validation then names precisely), by
@@ -30,6 +55,12 @@ class JsonRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
             body = await self.body()
+            budget: int = self.app.state.settings.max_json_containers
+            if not within_containers(body, budget):
+                raise PayloadTooLarge(
+                    f"request body holds more than {budget} JSON objects and arrays; "
+                    "use /v1/jobs for large work"
+                )
             try:
                 self._json = orjson.loads(body)
             except orjson.JSONDecodeError:

@@ -105,12 +105,16 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONBytes:
-        code = {400: "malformed_body", 404: "not_found", 405: "method_not_allowed"}.get(
-            exc.status_code, "http_error"
-        )
+        code = {
+            400: "malformed_body",
+            404: "not_found",
+            405: "method_not_allowed",
+            413: "payload_too_large",
+        }.get(exc.status_code, "http_error")
         message = str(exc.detail)
         if exc.status_code == 400:
             message = f"{message}: the body must be UTF-8 JSON"
+
         return error_response(exc.status_code, code, message, exc.headers)
 
     @app.exception_handler(RedisError)

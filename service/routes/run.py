@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request
 from sandbox import Case, Limits, Program
 from service.body import CappedRoute
 from service.deps import SettingsDep
-from service.errors import ApiError, Unprocessable
+from service.errors import ApiError, PayloadTooLarge, Unprocessable
 from service.run_schemas import RunCodeRequest, RunCodeResponse, RunRequest, RunResponse
 from service.schemas import ErrorResponse
 from verifiers.code.comparison import Comparator, Tolerance
@@ -37,6 +37,7 @@ class DeadlineExceeded(ApiError):
 @router.post("/v1/run", response_model=RunResponse, responses=_ERRORS)
 async def run(body: RunRequest, request: Request, settings: SettingsDep) -> RunResponse:
     """Compile once and run every case in the sandbox; compare outputs given ``expected``."""
+    _check_sizes(body, settings.max_field_chars)
     expected = [case.expected for case in body.cases]
     done = await _execute(
         request,
@@ -57,6 +58,8 @@ async def run_code(
     body: RunCodeRequest, request: Request, settings: SettingsDep
 ) -> RunCodeResponse:
     """SandboxFusion-compatible single run (same request and response fields)."""
+    _require_short("code", body.code, settings.max_field_chars)
+    _require_short("stdin", body.stdin or "", settings.max_field_chars)
     try:
         program = Program(language=body.sandbox_language(), source=body.code)
         case = body.sandbox_case()
@@ -105,6 +108,24 @@ async def _execute(
         raise DeadlineExceeded(f"the run did not finish within {deadline_s:g} s") from None
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
+
+
+def _check_sizes(body: RunRequest, limit: int) -> None:
+    """Every text of a run within ``max_field_chars``, as an item's fields are (413 naming
+    the field): copies of a huge source or stdin cost the gateway several times its size."""
+    _require_short("source", body.source, limit)
+    for name, text in body.files.items():
+        _require_short(f"files.{name}", text, limit)
+    for index, case in enumerate(body.cases):
+        _require_short(f"cases.{index}.stdin", case.stdin, limit)
+        _require_short(f"cases.{index}.expected", case.expected or "", limit)
+        for name, text in case.files.items():
+            _require_short(f"cases.{index}.files.{name}", text, limit)
+
+
+def _require_short(field: str, text: str, limit: int) -> None:
+    if len(text) > limit:
+        raise PayloadTooLarge(f"{field}: {len(text)} characters exceeds the limit of {limit}")
 
 
 def _gate(request: Request, concurrency: int) -> asyncio.Semaphore:

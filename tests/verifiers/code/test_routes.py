@@ -90,6 +90,22 @@ def test_run_code_is_sandbox_fusion_shaped(
             {"language": "python3", "source": "x", "limits": {"wall_s": 999}},
             "limits.wall_s",
         ),
+        # client mistakes, never a retryable sandbox_error or a 500
+        (
+            "/v1/run",
+            {"language": "python3", "source": "x", "cases": [{"files": {"f" * 300: "x"}}]},
+            "bad case file name",
+        ),
+        (
+            "/v1/run",
+            {"language": "python3", "source": "x", "cases": [{"argv": ["a" * 200_000]}]},
+            "argv",
+        ),
+        (
+            "/v1/run",
+            {"language": "c", "source": "int main(){}", "build_flags": ["-wrapper", "sh"]},
+            "build_flags",
+        ),
     ],
 )
 def test_unusable_run_requests_are_422(
