@@ -46,7 +46,6 @@ def within_containers(body: bytes, budget: int) -> bool:
     return json_containers(body) <= budget
 
 
-
 class JsonRequest(Request):
     """A request whose JSON body is parsed once: by orjson, and, for what orjson refuses
     (integers past 64 bits, NaN and Infinity, which validation then names precisely), by

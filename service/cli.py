@@ -37,10 +37,24 @@ def serve(
     import uvicorn
 
     from service.app import create_app
+    from service.connection import guarded_protocol
 
     overrides = {"host": host, "port": port, "cpu_workers": workers}
     settings = Settings.model_validate({k: v for k, v in overrides.items() if v is not None})
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, access_log=access_log)
+    configure_logging(settings.log_json, settings.log_level)
+    protocol = guarded_protocol(
+        settings.header_timeout_s, settings.body_timeout_s, settings.min_body_bytes_per_s
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        access_log=access_log,
+        http=protocol,
+        limit_concurrency=settings.max_connections,
+        timeout_keep_alive=5,
+        log_config=None,  # the logging configured above, not uvicorn's own
+    )
 
 
 @app.command()

@@ -43,6 +43,15 @@ class Settings(BaseSettings):
     worker_metrics_port: int | None = Field(default=None, ge=0, le=65535)
     """A worker serves its own Prometheus metrics on this port (items it scored)."""
 
+    max_connections: int = Field(default=1000, ge=1)
+    """Open connections plus running requests; beyond it new ones get 503 (uvicorn)."""
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    """A request's headers must be complete this long after its first byte."""
+    body_timeout_s: float = Field(default=30.0, gt=0)
+    """Longest gap while a body arrives; past this long, it must also average
+    ``min_body_bytes_per_s`` (a body trickling in holds a connection for nothing)."""
+    min_body_bytes_per_s: float = Field(default=1024.0, ge=0)
+
     max_items_per_request: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     max_json_containers: int = Field(default=500_000, ge=100)
