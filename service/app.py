@@ -9,6 +9,7 @@ from fastapi import Depends, FastAPI
 
 from service.admission import Admission, AdmissionRules
 from service.deps import require_api_key
+from service.disconnect import CancelOnDisconnect
 from service.dispatch import Dispatcher
 from service.errors import install_error_handlers
 from service.executor import EmbeddedExecutor, Executor
@@ -85,6 +86,7 @@ def create_app(
     app.include_router(openrlhf.router, dependencies=protected)
     app.include_router(graders.router, dependencies=protected)
     app.include_router(run.router, dependencies=protected)
+    app.add_middleware(CancelOnDisconnect)
     app.add_middleware(Admission, rules=admission_rules(settings))
     app.add_middleware(RequestObserver, metrics=metrics)
     return app

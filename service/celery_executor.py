@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 
 from service.celery_app import CHUNK_SIZE, TASK_NAME, make_celery
 from service.errors import Overloaded
+from service.fair_queue import ANONYMOUS, Ticket
 from service.job_store import aretrying
 from service.settings import Settings
 from service.worker import HEARTBEAT_PREFIX
@@ -58,7 +59,12 @@ class CeleryExecutor:
                 )
 
     async def run(
-        self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
+        self,
+        pool: Pool,
+        items: list[Item],
+        item_timeout: float,
+        deadline: float,
+        ticket: Ticket = ANONYMOUS,
     ) -> list[Result]:
         reply = f"{REPLY_PREFIX}{uuid.uuid4().hex}"
         size = self.settings.chunk_size or CHUNK_SIZE[pool]

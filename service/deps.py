@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from dataclasses import dataclass
 from typing import Annotated
@@ -11,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from service.dispatch import Dispatcher
 from service.errors import Unauthorized
+from service.fair_queue import Priority, Ticket
 from service.metrics import Metrics
 from service.rate_limit import RateLimiter
 from service.settings import Settings
@@ -69,6 +71,13 @@ class Caller:
 
     key: str
     limiter: RateLimiter | None
+
+    @property
+    def ticket(self) -> Ticket:
+        """This caller's place in the pools' fair queues (interactive priority); the key
+        is kept only as a digest."""
+        digest = hashlib.sha256(self.key.encode()).hexdigest()[:16] if self.key else ""
+        return Ticket(tenant=digest, priority=Priority.INTERACTIVE)
 
     async def spend(self, items: int) -> None:
         """Take ``items`` from this caller's rate budget, or raise `Overloaded` (429)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from service.errors import Overloaded
 from service.executor import Executor
+from service.fair_queue import ANONYMOUS, Ticket
 from service.metrics import Metrics
 from service.settings import Settings
 from verifiers.base import Observable, Verifier, echo
@@ -26,10 +27,12 @@ from verifiers.types import GroupStats, Item, Pool, Result, Status
 
 @dataclass(frozen=True)
 class Budget:
-    """Time limits of one request: a monotonic ``deadline`` and a per-item hard limit."""
+    """Time limits of one request: a monotonic ``deadline`` and a per-item hard limit,
+    and whose work it is (``ticket``: tenant and priority, for the pools' fair queues)."""
 
     deadline: float
     item_timeout: float
+    ticket: Ticket = ANONYMOUS
 
 
 class Dispatcher:
@@ -44,12 +47,17 @@ class Dispatcher:
         self.metrics = metrics
         self._in_flight = 0
 
-    def budget(self, deadline_s: float | None, item_timeout_s: float | None) -> Budget:
+    def budget(
+        self,
+        deadline_s: float | None,
+        item_timeout_s: float | None,
+        ticket: Ticket = ANONYMOUS,
+    ) -> Budget:
         """Clamp a client's requested limits to the server's."""
         s = self.settings
         total = min(deadline_s or s.default_deadline_s, s.max_deadline_s)
         per_item = min(item_timeout_s or s.item_timeout_s, s.item_timeout_s)
-        return Budget(deadline=time.monotonic() + total, item_timeout=per_item)
+        return Budget(deadline=time.monotonic() + total, item_timeout=per_item, ticket=ticket)
 
     async def score(self, items: list[Item], budget: Budget) -> list[Result]:
         """One result per item, in input order. Raises `Overloaded` when the server is full."""
@@ -89,7 +97,11 @@ class Dispatcher:
         await self.executor.check_capacity(set(by_pool))
         runs = [
             self.executor.run(
-                pool, [items[i] for i in indices], budget.item_timeout, budget.deadline
+                pool,
+                [items[i] for i in indices],
+                budget.item_timeout,
+                budget.deadline,
+                budget.ticket,
             )
             for pool, indices in by_pool.items()
         ]

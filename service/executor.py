@@ -12,6 +12,7 @@ import asyncio
 import time
 from typing import Any, Protocol
 
+from service.fair_queue import ANONYMOUS, Ticket
 from service.process_pool import ProcessPool, WorkerStartError
 from service.settings import Settings
 from verifiers.base import echo, item_timeout_s
@@ -31,7 +32,12 @@ class Executor(Protocol):
     async def close(self) -> None: ...
 
     async def run(
-        self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
+        self,
+        pool: Pool,
+        items: list[Item],
+        item_timeout: float,
+        deadline: float,
+        ticket: Ticket = ANONYMOUS,
     ) -> list[Result]: ...
 
     async def check_capacity(self, pools: set[Pool]) -> None:
@@ -70,7 +76,12 @@ class EmbeddedExecutor:
         self._started.clear()
 
     async def run(
-        self, pool: Pool, items: list[Item], item_timeout: float, deadline: float
+        self,
+        pool: Pool,
+        items: list[Item],
+        item_timeout: float,
+        deadline: float,
+        ticket: Ticket = ANONYMOUS,
     ) -> list[Result]:
         if pool in self._pools:
             try:
@@ -81,7 +92,7 @@ class EmbeddedExecutor:
                     echo(Result.failed(Status.ERROR, "worker_start_failed", message), i)
                     for i in items
                 ]
-            return await self._pools[pool].run(items, item_timeout, deadline)
+            return await self._pools[pool].run(items, item_timeout, deadline, ticket)
         return await self._run_inline(items, item_timeout, deadline)
 
     async def check_capacity(self, pools: set[Pool]) -> None:

@@ -18,6 +18,7 @@ import orjson
 from service.celery_app import CHUNK_SIZE
 from service.celery_executor import CeleryExecutor
 from service.errors import PayloadTooLarge
+from service.fair_queue import Ticket
 from service.job_store import JobStatus, JobStore
 from verifiers.registry import Registry, UnknownVerifier
 from verifiers.types import Pool
@@ -60,7 +61,9 @@ async def split_lines(body: AsyncIterator[bytes], max_bytes: int) -> AsyncIterat
 class JobBackend(Protocol):
     """What the job routes need; Redis-backed (distributed) or in-process (embedded)."""
 
-    async def submit(self, body: AsyncIterator[bytes]) -> tuple[str, int]: ...
+    async def submit(self, body: AsyncIterator[bytes], ticket: Ticket) -> tuple[str, int]:
+        """Store an upload; ``ticket`` is its owner's place in the fair queues (batch)."""
+        ...
 
     async def status(self, job_id: str) -> JobStatus | None: ...
 
@@ -90,7 +93,7 @@ class JobService:
         self._max_bytes = max_bytes
         self._item_timeout = item_timeout_s
 
-    async def submit(self, body: AsyncIterator[bytes]) -> tuple[str, int]:
+    async def submit(self, body: AsyncIterator[bytes], ticket: Ticket) -> tuple[str, int]:
         """Store the upload and queue its chunks; returns (job id, line count)."""
         plan = ChunkPlan()
         job_id, total = await self.store.create(self._batches(body, plan))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from service.dispatch import Dispatcher
 from service.errors import Overloaded
+from service.fair_queue import Priority, Ticket
 from service.job_store import CANCELLED_LINE, JobStatus
 from service.jobs import split_lines
 from service.jsonl import read_items, write_result
@@ -29,6 +30,7 @@ from verifiers.types import Item, Result, Status
 BATCH = 512
 
 log = logging.getLogger(__name__)
+JOB_TICKET = Ticket(priority=Priority.BATCH)
 
 
 @dataclass
@@ -43,6 +45,7 @@ class _Job:
     created: float = field(default_factory=time.time)
     finished: float | None = None
     task: asyncio.Task[None] | None = None
+    ticket: Ticket = JOB_TICKET
 
 
 class LocalJobs:
@@ -57,7 +60,9 @@ class LocalJobs:
         self._ttl_s = ttl_s
         self._jobs: dict[str, _Job] = {}
 
-    async def submit(self, body: AsyncIterator[bytes]) -> tuple[str, int]:
+    async def submit(
+        self, body: AsyncIterator[bytes], ticket: Ticket = JOB_TICKET
+    ) -> tuple[str, int]:
         self._dir.mkdir(parents=True, exist_ok=True)
         self._forget_expired()
         job_id = uuid.uuid4().hex
@@ -72,7 +77,7 @@ class LocalJobs:
         except BaseException:
             items.unlink(missing_ok=True)  # a failed upload leaves nothing behind
             raise
-        job = _Job(job_id, total, items, self._dir / f"{job_id}.results.jsonl")
+        job = _Job(job_id, total, items, self._dir / f"{job_id}.results.jsonl", ticket=ticket)
         job.results.touch()
         self._jobs[job_id] = job
         job.task = asyncio.create_task(self._run(job))
@@ -151,20 +156,19 @@ class LocalJobs:
         entries = read_items(job.items)
         with job.results.open("ab") as sink:
             while batch := await asyncio.to_thread(lambda: list(islice(entries, BATCH))):
-                results = await self._score(batch)
+                results = await self._score(job, batch)
                 for result in results:
                     write_result(sink, result)
                     job.counts[result.status.value] = job.counts.get(result.status.value, 0) + 1
                 sink.flush()
                 job.done += len(results)
 
-    async def _score(self, batch: list[Item | Result]) -> list[Result]:
+    async def _score(self, job: _Job, batch: list[Item | Result]) -> list[Result]:
         items = [entry for entry in batch if isinstance(entry, Item)]
         while True:
             try:
-                scored = iter(
-                    await self._dispatcher.score(items, self._dispatcher.budget(None, None))
-                )
+                budget = self._dispatcher.budget(None, None, job.ticket)
+                scored = iter(await self._dispatcher.score(items, budget))
                 break
             except Overloaded:
                 await asyncio.sleep(0.5)  # interactive requests first; the job waits its turn

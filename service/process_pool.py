@@ -6,6 +6,11 @@ own deadline while its batch-mates keep their results. Each worker slot is drive
 thread of this process that owns the worker's pipe; the asyncio side only queues chunks
 and awaits futures, so the event loop never blocks.
 
+Work goes through a `FairQueue` (per API key and priority): interactive requests before
+batch jobs, and a key flooding the pool gives a slot back to one that waits (between
+sub-batches of `SUB_BATCH` items, or, past a short wait, by stopping the worker: the
+item it ran goes back to the queue, not to a failure).
+
 Failure semantics, per item:
 - runs past ``item_timeout`` -> worker killed and replaced, item ``timeout``;
 - request deadline passes -> worker killed if busy, unfinished items ``timeout``;
@@ -22,7 +27,6 @@ import contextlib
 import logging
 import math
 import multiprocessing as mp
-import queue
 import threading
 import time
 from concurrent.futures import Future
@@ -33,6 +37,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from service import pool_worker
+from service.fair_queue import ANONYMOUS, FairQueue, Ticket
 from service.transport import pack_items, unpack_results
 from verifiers.base import echo
 from verifiers.types import Item, Result, Status
@@ -42,6 +47,8 @@ log = logging.getLogger(__name__)
 POLL_S = 0.05
 GRACE_S = 0.2
 MAX_CHUNK = 256
+SUB_BATCH = 32
+"""Items sent to a worker at once: the fair queue can reassign a slot between them."""
 BOOT_TIMEOUT_S = 60.0
 
 
@@ -77,7 +84,7 @@ class ProcessPool:
         self.name = name
         self.size = size
         self.memory_mb = memory_mb
-        self._queue: queue.Queue[_Task | None] = queue.Queue()
+        self._fair: FairQueue[_Task] = FairQueue(size)
         self._slots: list[_Slot] = []
         self.closing = False
         self._ctx: ForkServerContext = mp.get_context("forkserver")
@@ -105,22 +112,15 @@ class ProcessPool:
     def close(self) -> None:
         """Fail queued work as ``error``, then stop the driver threads and the workers."""
         self.closing = True
-        while True:
-            try:
-                task = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if task is not None:
-                _finish(task, Status.ERROR, "shutting_down", "the server is shutting down")
-        for _ in self._slots:
-            self._queue.put(None)
+        for task in self._fair.close():
+            _finish(task, Status.ERROR, "shutting_down", "the server is shutting down")
         for slot in self._slots:
             slot.thread.join(timeout=5)
             slot.stop()
 
     def queue_depth(self) -> int:
         """Chunks waiting for a worker (an approximate, thread-safe reading)."""
-        return self._queue.qsize()
+        return self._fair.depth()
 
     def alive(self) -> int:
         """Worker processes currently running."""
@@ -128,11 +128,18 @@ class ProcessPool:
             1 for slot in self._slots if slot.process is not None and slot.process.is_alive()
         )
 
-    async def run(self, items: list[Item], item_timeout: float, deadline: float) -> list[Result]:
+    async def run(
+        self,
+        items: list[Item],
+        item_timeout: float,
+        deadline: float,
+        ticket: Ticket = ANONYMOUS,
+    ) -> list[Result]:
         """Score ``items`` across the workers; one result per item, in order.
 
-        ``deadline`` is a `time.monotonic` instant for the whole batch. Cancelling the
-        awaiting coroutine drops this batch's queued chunks and kills its running ones.
+        ``deadline`` is a `time.monotonic` instant for the whole batch; ``ticket`` says
+        whose work it is (`FairQueue`). Cancelling the awaiting coroutine drops this
+        batch's queued chunks and kills its running ones.
         """
         size = max(1, min(MAX_CHUNK, math.ceil(len(items) / self.size)))
         tasks = [
@@ -140,7 +147,7 @@ class ProcessPool:
             for start in range(0, len(items), size)
         ]
         for task in tasks:
-            self._queue.put(task)
+            self._fair.put(ticket, task)
         futures = [asyncio.wrap_future(t.future) for t in tasks]
         try:
             # Chunks still queued at the deadline never reach a worker: answer for them
@@ -184,6 +191,7 @@ class _Slot:
 
     def __init__(self, pool: ProcessPool, index: int) -> None:
         self.pool = pool
+        self.index = index
         self.process: BaseProcess | None = None
         self.conn: Connection | None = None
         self.progress: Any = pool._ctx.Array("d", [pool_worker.IDLE, 0.0], lock=False)
@@ -231,9 +239,11 @@ class _Slot:
         self.process, self.conn = None, None
 
     def _loop(self) -> None:
-        while (task := self.pool._queue.get()) is not None:
+        fair = self.pool._fair
+        while (got := fair.get(self.index)) is not None:
+            ticket, task = got
             try:
-                self._execute(task)
+                self._execute(ticket, task)
             except WorkerStartError as exc:
                 log.error("pool %s: %s", self.pool.name, exc)
                 _finish(task, Status.ERROR, "worker_start_failed", str(exc))
@@ -241,8 +251,10 @@ class _Slot:
                 log.exception("pool %s: driver failed", self.pool.name)
                 self.kill()  # the next task starts a fresh worker
                 _finish(task, Status.ERROR, "pool_failed", f"worker pool failed: {exc}")
+            finally:
+                fair.done(self.index)
 
-    def _execute(self, task: _Task) -> None:
+    def _execute(self, ticket: Ticket, task: _Task) -> None:
         while pending := task.pending():
             if task.cancelled:
                 _finish(task, Status.TIMEOUT, "cancelled", "the request was cancelled")
@@ -250,22 +262,26 @@ class _Slot:
             if time.monotonic() >= task.deadline:
                 _finish(task, Status.TIMEOUT, "deadline", "the request deadline passed")
                 break
+            if self.pool._fair.must_yield(self.index):
+                self.pool._fair.put(ticket, task, front=True)  # another tenant's turn
+                break
             if self.conn is None:
                 self.spawn()
             assert self.conn is not None
             self.progress[0] = pool_worker.IDLE
-            self.conn.send((pending, pack_items([task.items[i] for i in pending])))
-            self._collect(task)
-        if not task.future.done():
+            batch = pending[:SUB_BATCH]
+            self.conn.send((batch, pack_items([task.items[i] for i in batch])))
+            self._collect(task, batch)
+        if not task.pending() and not task.future.done():
             task.future.set_result([r for r in task.results if r is not None])
         if self.conn is None and not self.pool.closing:
             # Replace a killed worker only after answering, so the client never waits on it.
             self.spawn()
 
-    def _collect(self, task: _Task) -> None:
+    def _collect(self, task: _Task, batch: list[int]) -> None:
         """Receive results until the sent items are done or the worker had to go."""
         assert self.conn is not None
-        while task.pending():
+        while any(task.results[i] is None for i in batch):
             try:
                 ready = self.conn.poll(POLL_S)
                 if ready:
@@ -281,9 +297,10 @@ class _Slot:
                 return
 
     def _overdue(self, task: _Task) -> bool:
-        """Kill the worker if the item it runs, or the request, is out of time."""
+        """Kill the worker if the item it runs, or the request, is out of time, or if the
+        fair queue takes this slot back (the item then stays pending, to run again)."""
         now = time.monotonic()
-        if task.cancelled or now >= task.deadline:
+        if task.cancelled or now >= task.deadline or self.pool._fair.must_yield(self.index):
             self.kill()
             return True
         index, started = int(self.progress[0]), self.progress[1]

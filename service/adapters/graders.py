@@ -197,7 +197,7 @@ class GraderTooLarge(ValueError):
     """The grader would expand past the request's budget (leaves or rendered text)."""
 
 
-class Budget:
+class Expansion:
     """What one request's grader may expand to: ``leaves`` leaf graders in all, and
     ``chars`` characters of rendered templates in all (a template repeating a large
     ``{{item...}}`` value must not turn a small body into gigabytes)."""
@@ -217,7 +217,7 @@ class Budget:
             raise GraderTooLarge("the grader's templates expand to more text than allowed")
 
 
-def render(template: str, sample: dict[str, Any], item: dict[str, Any], budget: Budget) -> str:
+def render(template: str, sample: dict[str, Any], item: dict[str, Any], budget: Expansion) -> str:
     """Fill ``{{sample.x}}`` / ``{{item.x}}``; strings as they are, other values as JSON.
     Every character rendered is taken from ``budget`` as it is produced."""
     budget.take_chars(len(template))
@@ -242,7 +242,7 @@ Leaf = tuple[str, Item]
 
 
 def leaf_items(
-    grader: Grader, sample_text: str, item: dict[str, Any], budget: Budget, key: str = ""
+    grader: Grader, sample_text: str, item: dict[str, Any], budget: Expansion, key: str = ""
 ) -> list[Leaf]:
     """(key, item) for every leaf grader; keys are dotted paths through ``multi``. Raises
     `GraderTooLarge` past ``budget`` and `TemplateError` for a missing variable."""
@@ -292,7 +292,7 @@ def _judge_item(
     sample_text: str,
     sample: dict[str, Any],
     item: dict[str, Any],
-    budget: Budget,
+    budget: Expansion,
 ) -> Item:
     """A ``judge`` item in messages mode; ``params.model`` is ``grader.model`` as given."""
     messages = [

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.adapters.graders import (
-    Budget,
+    Expansion,
     GraderRequest,
     GraderRunRequest,
     GraderRunResponse,
@@ -42,13 +42,14 @@ async def run(
     """Run the grader on ``model_sample`` and ``item``; errors are flags, reward null."""
     start = time.perf_counter()
     # The whole request's rendered text is bounded like one item's fields, times its leaves.
-    budget = Budget(settings.max_items_per_request, settings.max_field_chars * 4)
+    expansion = Expansion(settings.max_items_per_request, settings.max_field_chars * 4)
     try:
-        leaves = leaf_items(body.grader, body.model_sample, body.item, budget)
+        leaves = leaf_items(body.grader, body.model_sample, body.item, expansion)
     except GraderTooLarge as exc:
         raise PayloadTooLarge(f"grader: {exc}") from None
     except TemplateError as exc:
         return template_failure(body.grader, str(exc))
     await caller.spend(len(leaves))
-    results = await dispatcher.score([item for _, item in leaves], dispatcher.budget(None, None))
+    budget = dispatcher.budget(None, None, caller.ticket)
+    results = await dispatcher.score([item for _, item in leaves], budget)
     return report(body.grader, leaves, results, time.perf_counter() - start)

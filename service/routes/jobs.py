@@ -8,7 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import StreamingResponse
 
+from service.deps import CallerDep
 from service.errors import Conflict, NotFound
+from service.fair_queue import Priority, Ticket
 from service.job_store import JobStatus
 from service.jobs import JobBackend
 from service.schemas import ErrorResponse, JobAccepted, JobInfo
@@ -41,9 +43,11 @@ JobsDep = Annotated[JobBackend, Depends(get_jobs)]
         }
     },
 )
-async def submit(request: Request, jobs: JobsDep) -> JobAccepted:
-    """Upload items as JSONL (one item per line); they are scored in the background."""
-    job_id, total = await jobs.submit(request.stream())
+async def submit(request: Request, jobs: JobsDep, caller: CallerDep) -> JobAccepted:
+    """Upload items as JSONL (one item per line); they are scored in the background, after
+    interactive requests (batch priority)."""
+    ticket = Ticket(tenant=caller.ticket.tenant, priority=Priority.BATCH)
+    job_id, total = await jobs.submit(request.stream(), ticket)
     return JobAccepted(id=job_id, total=total)
 
 

@@ -33,7 +33,7 @@ async def get_reward(
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
     await caller.spend(len(items))
-    results = await dispatcher.score(items, dispatcher.budget(None, None))
+    results = await dispatcher.score(items, dispatcher.budget(None, None, caller.ticket))
     invalid, failed = failures(results)
     if invalid:
         first = results[invalid[0]]

@@ -36,7 +36,7 @@ async def score(
             f"{settings.max_items_per_request} per request; use /v1/jobs for large files"
         )
     await caller.spend(len(request.items))
-    budget = dispatcher.budget(request.deadline_s, request.item_timeout_s)
+    budget = dispatcher.budget(request.deadline_s, request.item_timeout_s, caller.ticket)
     results = await dispatcher.score(request.items, budget)
     groups = dispatcher.groups(request.items, results, request.pass_threshold)
     return JSONBytes(

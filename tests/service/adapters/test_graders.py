@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from service.adapters.graders import Budget, TemplateError, render
+from service.adapters.graders import Expansion, TemplateError, render
 from service.app import create_app
 from service.settings import Settings
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
@@ -31,13 +31,13 @@ SAMPLE = {"output_text": '{"answer": "Paris"}', "output_json": {"answer": "Paris
 )
 def test_render(template: str, expected: str) -> None:
     item = {"reference": "Paris", "nested": {"n": 3, "list": [1, 2]}}
-    assert render(template, SAMPLE, item, Budget(10, 10_000)) == expected
+    assert render(template, SAMPLE, item, Expansion(10, 10_000)) == expected
 
 
 @pytest.mark.parametrize("template", ["{{item.missing}}", "{{sample.output_json.x}}"])
 def test_render_names_missing_variables(template: str) -> None:
     with pytest.raises(TemplateError, match="not in the request"):
-        render(template, SAMPLE, {}, Budget(10, 10_000))
+        render(template, SAMPLE, {}, Expansion(10, 10_000))
 
 
 def run(

@@ -1,0 +1,142 @@
+"""Fair scheduling: a key flooding the pool with slow items does not starve another key,
+interactive requests come before batch jobs, and abandoned requests stop their work."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from service.fair_queue import FairQueue, Priority, Ticket
+from tests.conftest import start_server, stop_server
+
+ALPHA, BETA = "alpha", "beta"
+
+
+def _slow(seconds: float, count: int) -> list[dict[str, object]]:
+    return [{"verifier": "slow", "response": "x", "params": {"seconds": seconds}}] * count
+
+
+TRIVIAL = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    env = {"REFEREE_API_KEYS": f"{ALPHA},{BETA}", "REFEREE_CPU_WORKERS": "2"}
+    proc, url = start_server(env)
+    yield url
+    stop_server(proc)
+
+
+def _post(url: str, key: str, body: object, timeout: float = 120) -> httpx.Response:
+    return httpx.post(
+        f"{url}/v1/score", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=timeout
+    )
+
+
+def _flood(url: str, key: str, body: object, abandon_after_s: float) -> threading.Thread:
+    """Post ``body`` in a thread, and hang up after ``abandon_after_s``."""
+
+    def post() -> None:
+        with contextlib.suppress(httpx.TimeoutException):
+            _post(url, key, body, timeout=abandon_after_s)
+
+    thread = threading.Thread(target=post, daemon=True)
+    thread.start()
+    return thread
+
+
+def _timed(url: str, key: str) -> float:
+    start = time.monotonic()
+    response = _post(url, key, TRIVIAL)
+    assert response.status_code == 200 and response.json()["results"][0]["reward"] == 1.0
+    return time.monotonic() - start
+
+
+@pytest.mark.slow
+def test_another_keys_trivial_item_is_answered_within_a_second(server: str) -> None:
+    flood = _flood(server, ALPHA, {"items": _slow(3.0, 12), "deadline_s": 60}, 2.5)
+    time.sleep(1.0)  # the flood holds both workers now
+    assert _timed(server, BETA) < 1.0
+    flood.join()
+
+
+@pytest.mark.slow
+def test_an_abandoned_request_gives_its_workers_back(server: str) -> None:
+    """A client that hangs up cancels its work: the workers are free at once, not when
+    the 36 s of slow items it asked for would have ended."""
+    _flood(server, ALPHA, {"items": _slow(3.0, 24), "deadline_s": 60}, 1.0).join()
+    time.sleep(0.5)
+    start = time.monotonic()
+    response = _post(server, ALPHA, {"items": _slow(0.1, 2)})
+    assert response.status_code == 200
+    assert time.monotonic() - start < 1.5
+
+
+@pytest.mark.slow
+def test_a_batch_job_waits_for_interactive_requests(server: str) -> None:
+    lines = "\n".join(
+        '{"verifier": "slow", "response": "x", "params": {"seconds": 3}}' for _ in range(8)
+    )
+    job = httpx.post(
+        f"{server}/v1/jobs",
+        content=lines.encode(),
+        headers={"Authorization": f"Bearer {ALPHA}", "Content-Type": "application/x-ndjson"},
+    )
+    assert job.status_code == 202
+    time.sleep(1.0)  # the job's items hold both workers now
+    assert _timed(server, ALPHA) < 1.0  # the same key: its interactive work goes first
+    httpx.delete(
+        f"{server}/v1/jobs/{job.json()['id']}", headers={"Authorization": f"Bearer {ALPHA}"}
+    )
+
+
+def test_the_next_task_goes_to_the_key_with_fewest_slots() -> None:
+    queue: FairQueue[str] = FairQueue(slots=3)
+    a, b = Ticket("a"), Ticket("b")
+    for index in range(3):
+        queue.put(a, f"a{index}")
+    queue.put(b, "b0")
+    assert queue.get(0) == (a, "a0")
+    assert queue.get(1) == (b, "b0")  # a already runs one, b none
+    assert queue.get(2) == (a, "a1")
+
+
+def test_interactive_work_comes_before_batch_work() -> None:
+    queue: FairQueue[str] = FairQueue(slots=1)
+    queue.put(Ticket("a", Priority.BATCH), "job")
+    queue.put(Ticket("b", Priority.INTERACTIVE), "request")
+    assert queue.get(0) == (Ticket("b", Priority.INTERACTIVE), "request")
+
+
+def test_a_waiting_key_takes_a_slot_back_from_a_flooding_one() -> None:
+    queue: FairQueue[str] = FairQueue(slots=2)
+    a, b = Ticket("a"), Ticket("b")
+    queue.put(a, "a0")
+    queue.put(a, "a1")
+    queue.get(0)
+    queue.get(1)
+    queue.put(b, "b0")
+    assert not queue.must_yield(0) and not queue.must_yield(1)  # not waited long enough
+    time.sleep(0.3)
+    yielded = [slot for slot in (0, 1) if queue.must_yield(slot)]
+    assert len(yielded) == 1  # one slot given back, not both
+    queue.put(a, "a1-rest", front=True)
+    queue.done(yielded[0])
+    assert queue.get(yielded[0]) == (b, "b0")
+
+
+def test_no_slot_is_taken_back_while_shares_are_even() -> None:
+    queue: FairQueue[str] = FairQueue(slots=2)
+    a, b = Ticket("a"), Ticket("b")
+    for ticket, task in ((a, "a0"), (b, "b0")):
+        queue.put(ticket, task)
+    queue.get(0)
+    queue.get(1)
+    queue.put(b, "b1")
+    time.sleep(0.3)
+    assert not queue.must_yield(0) and not queue.must_yield(1)
