@@ -5,6 +5,7 @@ report = run(Program(language="cpp", source=src), [Case(stdin="1 2\\n")], Limits
 report.sandbox_status, report.compile.status, report.cases[0].status, report.cases[0].stdout
 """
 
+from sandbox import leftovers
 from sandbox.runner import Sandbox, run
 from sandbox.settings import SandboxSettings
 from sandbox.types import (
@@ -31,5 +32,6 @@ __all__ = [
     "Sandbox",
     "SandboxSettings",
     "SandboxStatus",
+    "leftovers",
     "run",
 ]

@@ -14,6 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from sandbox import leftovers
 from sandbox.identity import HostIdentity
 from sandbox.types import SandboxFailure
 
@@ -46,7 +47,7 @@ class ProgramDir:
             if self._path is None:
                 if self._owner is not None:
                     _require_traversable(Path(self._root or tempfile.gettempdir()))
-                path = Path(tempfile.mkdtemp(prefix="referee-box-", dir=self._root))
+                path = Path(tempfile.mkdtemp(prefix=leftovers.box_prefix(), dir=self._root))
                 self._path = path
                 for name, text in self._files.items():
                     (path / name).write_text(text, encoding="utf-8")

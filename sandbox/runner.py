@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from sandbox import backends, languages
+from sandbox import backends, languages, leftovers
 from sandbox.backends.base import Backend, Channel, Job
 from sandbox.classification import outcome
 from sandbox.identity import IdentityPool
@@ -63,6 +63,9 @@ class Sandbox:
         self._lock = threading.Lock()
         self.fast_path_fallbacks = 0
         """Python cases the fast path could not run, re-run in a bwrap of their own."""
+        # A process killed mid-run (a preempted worker, say) could not clean up after
+        # itself: whoever comes next does.
+        leftovers.sweep(self.settings.work_root)
 
     def __enter__(self) -> Sandbox:
         return self

@@ -17,6 +17,7 @@ from service.process_pool import ProcessPool, WorkerStartError
 from service.settings import Settings
 from verifiers.base import echo, item_timeout_s
 from verifiers.batch import ascore_items
+from verifiers.code.runtime import sweep_leftovers
 from verifiers.registry import Registry
 from verifiers.types import Item, Pool, Result, Status
 
@@ -74,6 +75,7 @@ class EmbeddedExecutor:
         for pool in list(self._started):
             await asyncio.to_thread(self._pools[pool].close)
         self._started.clear()
+        await asyncio.to_thread(sweep_leftovers)  # workers that had to be killed to stop
 
     async def run(
         self,

@@ -20,6 +20,7 @@ from typing import Any
 
 from service.transport import pack_results, unpack_items
 from verifiers.batch import score_items
+from verifiers.code.runtime import sweep_leftovers
 from verifiers.registry import default_registry
 from verifiers.types import Item, Result
 
@@ -32,6 +33,7 @@ def serve(conn: Connection, progress: SynchronizedArray[Any], memory_mb: int) ->
     """Score batches from ``conn`` until told to stop or the pipe closes."""
     _limit_memory(memory_mb)
     registry = default_registry()
+    sweep_leftovers()  # this worker may replace one that was killed mid-run
     conn.send(READY)
     while True:
         try:

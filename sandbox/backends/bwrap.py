@@ -167,6 +167,17 @@ class BwrapBackend:
             "--symlink",
             WORK,
             "/tmp",
+            # bwrap's /dev is an unbounded, writable tmpfs with a world-writable /dev/shm:
+            # without a memory cgroup a case could park any amount of RAM there. /dev goes
+            # read-only (device nodes stay usable) and /dev/shm is bounded like /work.
+            "--remount-ro",
+            "/dev",
+            "--size",
+            str(job.disk_mb << 20),
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
             "--bind" if job.box_writable else "--ro-bind",
             str(job.box),
             BOX,

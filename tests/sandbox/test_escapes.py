@@ -57,6 +57,7 @@ ESCAPES = [
     Escape("write_box", attempt("open('/box/escape', 'w').write('x')"), OK),
     Escape("write_root_dir", attempt("open('/escape', 'w').write('x')"), OK),
     Escape("write_etc", attempt("open('/etc/escape', 'w').write('x')"), OK),
+    Escape("write_dev", attempt("open('/dev/escape', 'w').write('x')"), OK),
     # processes
     Escape(
         "fork_bomb",
@@ -239,12 +240,15 @@ def test_unshare_cannot_regain_privilege(bwrap_sandbox: Sandbox) -> None:
     assert not os.path.exists("/usr/escape")
 
 
-def test_disk_fill_stops_at_the_work_dir_quota(sandbox: Sandbox) -> None:
+@pytest.mark.parametrize("place", ["", "/tmp/", "/dev/shm/"], ids=["work", "tmp", "shm"])
+def test_disk_fill_stops_at_the_work_dir_quota(sandbox: Sandbox, place: str) -> None:
     """Files under the per-file limit, written until the disk says no: the total stays
-    within the private tmpfs quota (nothing is written to the host's disk at all)."""
+    within the private tmpfs quota (nothing is written to the host's disk at all), in
+    every writable place. Without a memory cgroup (unprivileged servers) this quota is
+    all that bounds the RAM a tmpfs holds."""
     source = (
         "written = 0\ntry:\n    for i in range(1000):\n"
-        "        with open(f'f{i}', 'wb') as f:\n"
+        f"        with open(f'{place}f{{i}}', 'wb') as f:\n"
         "            for _ in range(4):\n"
         "                f.write(b'x' * (1 << 20))\n                written += 1\n"
         "except OSError as exc:\n    print(written, exc.errno)\n"

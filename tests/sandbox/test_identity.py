@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
 import threading
@@ -119,3 +120,41 @@ def test_limits_apply_to_a_program_started_as_another_user() -> None:
             [Case()],
         )
     assert report.cases[0].stdout.strip() == "(1, 2)", report
+
+
+_INOTIFY_HOG = (
+    "import ctypes, time\nlibc = ctypes.CDLL(None, use_errno=True)\nheld = 0\n"
+    "while held < 100000 and libc.inotify_init1(0) >= 0:\n    held += 1\n"
+    "print(held, ctypes.get_errno(), flush=True)\ntime.sleep(1.5)\n"
+)
+
+
+@root_only
+def test_a_case_cannot_use_up_the_servers_inotify_instances(bwrap_sandbox: Sandbox) -> None:
+    """inotify instances are counted per user: a case taking all it may leaves the
+    server's (root's) untouched, since the case runs as a host user of its own."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    failures: list[int] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        while not done.is_set():
+            fd = libc.inotify_init1(os.O_CLOEXEC)
+            if fd < 0:
+                failures.append(ctypes.get_errno())
+            else:
+                os.close(fd)
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=probe)
+    watcher.start()
+    try:
+        program = Program(language="python3", source=_INOTIFY_HOG)
+        [case] = bwrap_sandbox.run(program, [Case()]).cases
+    finally:
+        done.set()
+        watcher.join()
+    held, errno = map(int, case.stdout.split())
+    assert errno == 24, case  # EMFILE: the case did reach its per-user ceiling
+    assert 0 < held < 100000
+    assert failures == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from sandbox import RunReport, Sandbox, SandboxStatus
+from sandbox import RunReport, Sandbox, SandboxSettings, SandboxStatus, leftovers
 from verifiers.base import ItemError
 
 _sandbox: Sandbox | None = None
@@ -23,6 +23,13 @@ def shared_sandbox() -> Sandbox:
         if _sandbox is None:
             _sandbox = Sandbox()
         return _sandbox
+
+
+def sweep_leftovers() -> leftovers.Swept:
+    """Remove what killed processes left of their runs (`sandbox.leftovers`): called when
+    a worker process starts (it may replace one that was killed) and at shutdown."""
+    settings = _sandbox.settings if _sandbox is not None else SandboxSettings()
+    return leftovers.sweep(settings.work_root)
 
 
 def require_ok(report: RunReport) -> RunReport:
