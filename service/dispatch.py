@@ -59,11 +59,15 @@ class Dispatcher:
         per_item = min(item_timeout_s or s.item_timeout_s, s.item_timeout_s)
         return Budget(deadline=time.monotonic() + total, item_timeout=per_item, ticket=ticket)
 
-    async def score(self, items: list[Item], budget: Budget) -> list[Result]:
-        """One result per item, in input order. Raises `Overloaded` when the server is full."""
+    async def score(
+        self, items: list[Item], budget: Budget, *, internal: bool = False
+    ) -> list[Result]:
+        """One result per item, in input order. Raises `Overloaded` when the server is full.
+        ``internal``: the service's own items, which may name internal verifiers (a
+        client's never may: to them such a verifier is unknown)."""
         self._admit(len(items))
         try:
-            results = await self._score(items, budget)
+            results = await self._score(items, budget, internal)
         finally:
             self._in_flight -= len(items)
         self.metrics.observe_results(results)
@@ -82,12 +86,12 @@ class Dispatcher:
             )
         self._in_flight += count
 
-    async def _score(self, items: list[Item], budget: Budget) -> list[Result]:
+    async def _score(self, items: list[Item], budget: Budget, internal: bool) -> list[Result]:
         results: list[Result | None] = [None] * len(items)
         by_pool: dict[Pool, list[int]] = defaultdict(list)
         used: dict[int, Verifier] = {}
         for index, item in enumerate(items):
-            checked = self._precheck(index, item)
+            checked = self._precheck(index, item, internal)
             if isinstance(checked, Result):
                 results[index] = checked
             else:
@@ -119,11 +123,11 @@ class Dispatcher:
             if isinstance(verifier, Observable) and verifier.saturated():
                 raise Overloaded(f"the {verifier.name} verifier's queue is full; retry later")
 
-    def _precheck(self, index: int, item: Item) -> Verifier | Result:
+    def _precheck(self, index: int, item: Item, internal: bool) -> Verifier | Result:
         """The item's verifier, or an ``invalid`` result for what is wrong without
         running anything (unknown verifier, an oversized field)."""
         try:
-            verifier = self.registry.get(item.verifier)
+            verifier = self.registry.get(item.verifier, internal=internal)
         except UnknownVerifier as exc:
             return echo(Result.failed(Status.INVALID, "unknown_verifier", str(exc)), item)
         limit = self.settings.max_field_chars

@@ -28,7 +28,7 @@ def score_items(items: Sequence[Item], registry: Registry) -> list[Result]:
     for ref, run in groupby(items, key=lambda item: item.verifier):
         batch = list(run)
         try:
-            verifier = registry.get(ref)
+            verifier = registry.get(ref, internal=True)
         except UnknownVerifier as exc:
             results.extend(
                 echo(Result.failed(Status.INVALID, "unknown_verifier", str(exc)), item)
@@ -46,7 +46,7 @@ async def ascore_items(items: Sequence[Item], registry: Registry) -> list[Result
     for ref, run in groupby(items, key=lambda item: item.verifier):
         batch = list(run)
         try:
-            verifier = registry.get(ref)
+            verifier = registry.get(ref, internal=True)
         except UnknownVerifier:
             results.extend(score_items(batch, registry))
             continue

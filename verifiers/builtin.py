@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from verifiers.base import Verifier
 from verifiers.code import CodeVerifier, VerilogVerifier
+from verifiers.code.raw_run import RawRunVerifier
 from verifiers.judge import JudgeVerifier
 from verifiers.math import MathVerifier
 from verifiers.python_grader import PythonGraderVerifier
@@ -41,4 +42,5 @@ def builtin_verifiers() -> list[Verifier]:
         JudgeVerifier(),
         CodeVerifier(),
         VerilogVerifier(),
+        RawRunVerifier(),
     ]

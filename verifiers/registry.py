@@ -30,6 +30,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._by_name: dict[str, dict[int, Verifier]] = {}
+        self._internal: set[str] = set()
         self.load_errors: dict[str, str] = {}
 
     def register(self, verifier: Verifier) -> None:
@@ -44,11 +45,17 @@ class Registry:
         if callable(bind):
             bind(self)
         self._by_name.setdefault(verifier.name, {})[verifier.version] = verifier
+        if getattr(verifier, "internal", False):
+            self._internal.add(verifier.name)
 
-    def get(self, ref: str) -> Verifier:
-        """Resolve ``name`` (latest version) or ``name@version``."""
+    def get(self, ref: str, *, internal: bool = False) -> Verifier:
+        """Resolve ``name`` (latest version) or ``name@version``. Internal verifiers (a
+        true ``internal`` attribute: what the service itself submits, such as raw sandbox
+        runs) resolve only with ``internal=True``; to anyone else they do not exist."""
         name, _, version = ref.partition("@")
         versions = self._by_name.get(name)
+        if name in self._internal and not internal:
+            versions = None
         if not versions:
             raise UnknownVerifier(f"unknown verifier {name!r}; see GET /v1/verifiers")
         if not version:
@@ -60,10 +67,11 @@ class Registry:
             raise UnknownVerifier(f"unknown version {ref!r}; available: {known}") from None
 
     def all(self) -> list[Verifier]:
-        """Every registered verifier, sorted by name then version."""
+        """Every registered public verifier, sorted by name then version."""
         return [
             self._by_name[name][v]
             for name in sorted(self._by_name)
+            if name not in self._internal
             for v in sorted(self._by_name[name])
         ]
 

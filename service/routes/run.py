@@ -1,32 +1,35 @@
 """``POST /v1/run`` (raw compile + run + cases) and SandboxFusion's ``POST /run_code``.
 
-The sandbox call blocks, so it runs in a thread; at most ``REFEREE_SANDBOX_WORKERS`` runs
-at once per gateway (a semaphore), and a request that cannot finish (waiting included)
-within ``REFEREE_DEFAULT_DEADLINE_S`` gets 504. A broken sandbox is ``sandbox_error`` /
-``SandboxError`` in a 200 body, as SandboxFusion does; a request that can never run
-(unknown language, bad file name) is 422.
+A run is an item of the internal ``sandbox.run`` verifier (`verifiers.code.raw_run`),
+scored through the dispatcher like any other: it waits in the sandbox pool's fair queue
+under the caller's key, its worker is killed when the caller hangs up or the deadline
+(``REFEREE_DEFAULT_DEADLINE_S``) passes (then 504), and it runs wherever the executor
+runs sandbox work. A broken sandbox is ``sandbox_error`` / ``SandboxError`` in a 200
+body, as SandboxFusion does; a request that can never run (unknown language, bad file
+name) is 422.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+import time
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from sandbox import Case, Limits, Program
+from sandbox import RunReport, SandboxStatus
 from service.body import CappedRoute
-from service.deps import SettingsDep
+from service.deps import CallerDep, DispatcherDep, SettingsDep
+from service.dispatch import Budget
 from service.errors import ApiError, PayloadTooLarge, Unprocessable
 from service.run_schemas import RunCodeRequest, RunCodeResponse, RunRequest, RunResponse
 from service.schemas import ErrorResponse
-from verifiers.code.comparison import Comparator, Tolerance
-from verifiers.code.execution import Execution, execute
+from verifiers.code.execution import Execution, RunSpec, decode_execution
+from verifiers.code.raw_run import RAW_RUN
+from verifiers.types import Item, Status
 
 router = APIRouter(tags=["sandbox"], route_class=CappedRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (401, 413, 422, 504)
+    code: {"model": ErrorResponse} for code in (401, 413, 422, 429, 504)
 }
 
 
@@ -35,79 +38,61 @@ class DeadlineExceeded(ApiError):
 
 
 @router.post("/v1/run", response_model=RunResponse, responses=_ERRORS)
-async def run(body: RunRequest, request: Request, settings: SettingsDep) -> RunResponse:
+async def run(
+    body: RunRequest, settings: SettingsDep, dispatcher: DispatcherDep, caller: CallerDep
+) -> RunResponse:
     """Compile once and run every case in the sandbox; compare outputs given ``expected``."""
     _check_sizes(body, settings.max_field_chars)
-    expected = [case.expected for case in body.cases]
-    done = await _execute(
-        request,
-        settings.default_deadline_s,
-        settings.sandbox_workers,
-        body.program(),
-        body.sandbox_cases(),
-        body.limits.sandbox_limits(),
-        expected,
-        body.compare,
-        body.tolerance(),
+    spec = RunSpec(
+        program=body.program(),
+        cases=body.sandbox_cases(),
+        limits=body.limits.sandbox_limits(),
+        expected=[case.expected for case in body.cases],
+        compare=body.compare,
+        abs_tol=body.abs_tol,
+        rel_tol=body.rel_tol,
     )
-    return RunResponse.from_execution(done)
+    await caller.spend(len(spec.cases))
+    return RunResponse.from_execution(await _execute(spec, settings, dispatcher, caller))
 
 
 @router.post("/run_code", response_model=RunCodeResponse, responses=_ERRORS)
 async def run_code(
-    body: RunCodeRequest, request: Request, settings: SettingsDep
+    body: RunCodeRequest, settings: SettingsDep, dispatcher: DispatcherDep, caller: CallerDep
 ) -> RunCodeResponse:
     """SandboxFusion-compatible single run (same request and response fields)."""
     _require_short("code", body.code, settings.max_field_chars)
     _require_short("stdin", body.stdin or "", settings.max_field_chars)
     try:
-        program = Program(language=body.sandbox_language(), source=body.code)
-        case = body.sandbox_case()
+        spec = RunSpec(
+            program={"language": body.sandbox_language(), "source": body.code},
+            cases=[body.sandbox_case()],
+            limits=body.limits(),
+            expected=[None],
+        )
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
-    done = await _execute(
-        request,
-        settings.default_deadline_s,
-        settings.sandbox_workers,
-        program,
-        [case],
-        body.limits(),
-        [None],
-        "lines",
-        Tolerance(),
-    )
-    return RunCodeResponse.from_execution(done)
+    await caller.spend(1)
+    return RunCodeResponse.from_execution(await _execute(spec, settings, dispatcher, caller))
 
 
 async def _execute(
-    request: Request,
-    deadline_s: float,
-    concurrency: int,
-    program: Program,
-    cases: Sequence[Case],
-    limits: Limits,
-    expected: Sequence[str | None],
-    how: Comparator,
-    tolerance: Tolerance,
+    spec: RunSpec, settings: SettingsDep, dispatcher: DispatcherDep, caller: CallerDep
 ) -> Execution:
-    gate = _gate(request, concurrency)
-
-    async def guarded() -> Execution:
-        # The slot is freed when the sandbox thread really ends, not when the request
-        # stops waiting: a timed-out run still counts against the limit while it runs.
-        await gate.acquire()
-        work = asyncio.ensure_future(
-            asyncio.to_thread(execute, program, cases, limits, expected, how, tolerance)
-        )
-        work.add_done_callback(lambda _: gate.release())
-        return await asyncio.shield(work)
-
-    try:
-        return await asyncio.wait_for(guarded(), timeout=deadline_s)
-    except TimeoutError:
-        raise DeadlineExceeded(f"the run did not finish within {deadline_s:g} s") from None
-    except ValueError as exc:
-        raise Unprocessable(str(exc)) from None
+    """Run ``spec`` as one internal item; map its result status to the routes' answers."""
+    deadline_s = settings.default_deadline_s
+    budget = Budget(time.monotonic() + deadline_s, deadline_s, caller.ticket)
+    item = Item(verifier=RAW_RUN, response="", reference=spec.model_dump(mode="json"))
+    [result] = await dispatcher.score([item], budget, internal=True)
+    message = result.error.message if result.error is not None else ""
+    if result.status is Status.OK:
+        return decode_execution(result.details["run"])
+    if result.status is Status.TIMEOUT:
+        raise DeadlineExceeded(f"the run did not finish within {deadline_s:g} s: {message}")
+    if result.status is Status.INVALID:
+        raise Unprocessable(message)
+    report = RunReport(sandbox_status=SandboxStatus.ERROR, message=message)
+    return Execution(report, [])
 
 
 def _check_sizes(body: RunRequest, limit: int) -> None:
@@ -126,12 +111,3 @@ def _check_sizes(body: RunRequest, limit: int) -> None:
 def _require_short(field: str, text: str, limit: int) -> None:
     if len(text) > limit:
         raise PayloadTooLarge(f"{field}: {len(text)} characters exceeds the limit of {limit}")
-
-
-def _gate(request: Request, concurrency: int) -> asyncio.Semaphore:
-    """The app's run semaphore, made on first use inside its event loop."""
-    gate: asyncio.Semaphore | None = getattr(request.app.state, "run_gate", None)
-    if gate is None:
-        gate = asyncio.Semaphore(concurrency)
-        request.app.state.run_gate = gate
-    return gate

@@ -140,3 +140,82 @@ def test_no_slot_is_taken_back_while_shares_are_even() -> None:
     queue.put(b, "b1")
     time.sleep(0.3)
     assert not queue.must_yield(0) and not queue.must_yield(1)
+
+
+@pytest.fixture(scope="module")
+def run_server() -> Iterator[str]:
+    """Two sandbox workers: two held runs would lock raw runs for everyone."""
+    env = {
+        "REFEREE_API_KEYS": f"{ALPHA},{BETA}",
+        "REFEREE_SANDBOX_WORKERS": "2",
+        "REFEREE_DEFAULT_DEADLINE_S": "3",
+    }
+    proc, url = start_server(env)
+    yield url
+    stop_server(proc)
+
+
+def _run(url: str, key: str, source: str, timeout: float = 60) -> httpx.Response:
+    body = {"language": "python3", "source": source, "limits": {"wall_s": 25, "cpu_s": 5}}
+    return httpx.post(
+        f"{url}/v1/run", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=timeout
+    )
+
+
+def _runs(url: str, key: str, source: str, count: int, timeout: float = 60) -> None:
+    """``count`` concurrent runs of ``source`` (the client gives up after ``timeout``)."""
+
+    def one() -> None:
+        with contextlib.suppress(httpx.TimeoutException):
+            _run(url, key, source, timeout)
+
+    threads = [threading.Thread(target=one, daemon=True) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def _timed_run(url: str, key: str) -> float:
+    start = time.monotonic()
+    response = _run(url, key, "print('hi')")
+    assert response.status_code == 200, response.text
+    assert response.json()["cases"][0]["stdout"] == "hi\n"
+    return time.monotonic() - start
+
+
+SLEEPER = "import time\ntime.sleep(20)"
+
+
+@pytest.mark.slow
+def test_runs_past_their_deadline_give_their_sandbox_slots_back(run_server: str) -> None:
+    """The 504s end the runs themselves: both sandbox workers are free at once, not when
+    the 20 s programs would have ended."""
+    assert _run(run_server, ALPHA, SLEEPER).status_code == 504
+    _runs(run_server, ALPHA, SLEEPER, 2)
+    assert _timed_run(run_server, ALPHA) < 1.5
+
+
+@pytest.mark.slow
+def test_runs_whose_clients_hung_up_give_their_slots_back(run_server: str) -> None:
+    _runs(run_server, ALPHA, SLEEPER, 2, timeout=0.5)
+    assert _timed_run(run_server, ALPHA) < 1.5
+
+
+@pytest.mark.slow
+def test_another_keys_run_is_not_stuck_behind_slow_ones(run_server: str) -> None:
+    flood = threading.Thread(target=_runs, args=(run_server, ALPHA, SLEEPER, 4), daemon=True)
+    flood.start()
+    time.sleep(1.0)  # ALPHA's runs hold both sandbox workers now
+    assert _timed_run(run_server, BETA) < 1.0
+    flood.join()
+
+
+def test_clients_cannot_name_the_internal_run_verifier(server: str) -> None:
+    item = {"verifier": "sandbox.run", "response": "", "reference": {}}
+    response = _post(server, ALPHA, {"items": [item]})
+    assert response.status_code == 200
+    [result] = response.json()["results"]
+    assert (result["status"], result["error"]["code"]) == ("invalid", "unknown_verifier")
+    listed = httpx.get(f"{server}/v1/verifiers", headers={"Authorization": f"Bearer {ALPHA}"})
+    assert "sandbox.run" not in listed.text

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sandbox import Case, CaseStatus, Limits, Program, RunReport, SandboxStatus
 from verifiers.code.comparison import Comparator, Tolerance, Verdict, compare
@@ -42,4 +45,48 @@ def execute(
         for index, (outcome, want) in enumerate(zip(report.cases, expected, strict=False)):
             if want is not None and outcome.status is CaseStatus.OK:
                 verdicts[index] = compare(outcome.stdout, want, how, tol)
+    return Execution(report, verdicts)
+
+
+class RunSpec(BaseModel):
+    """Everything one raw run needs, as plain data: what `execute` takes, so the run can
+    cross a process boundary (an item of the internal ``sandbox.run`` verifier)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    program: Program
+    cases: list[Case]
+    limits: Limits
+    expected: list[str | None]
+    compare: Comparator = "lines"
+    abs_tol: float = Field(default=0.0, ge=0)
+    rel_tol: float = Field(default=0.0, ge=0)
+
+    def run(self) -> Execution:
+        """`execute` this spec (blocking; same errors)."""
+        tolerance = Tolerance(self.abs_tol, self.rel_tol)
+        return execute(
+            self.program, self.cases, self.limits, self.expected, self.compare, tolerance
+        )
+
+
+def encode_execution(done: Execution) -> dict[str, Any]:
+    """``done`` as JSON-ready data; `decode_execution` is its inverse."""
+    return {
+        "report": done.report.model_dump(mode="json"),
+        "verdicts": [
+            None if v is None else {"passed": v.passed, "diff": v.diff} for v in done.verdicts
+        ],
+    }
+
+
+def decode_execution(data: dict[str, Any]) -> Execution:
+    """The `Execution` that `encode_execution` encoded (ValueError for anything else)."""
+    try:
+        report = RunReport.model_validate(data["report"])
+        verdicts = [
+            None if v is None else Verdict(bool(v["passed"]), v["diff"]) for v in data["verdicts"]
+        ]
+    except (KeyError, TypeError, ValidationError) as exc:
+        raise ValueError(f"not an encoded execution: {exc}") from None
     return Execution(report, verdicts)
