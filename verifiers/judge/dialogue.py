@@ -14,11 +14,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verifiers.base import ItemError, ItemInvalid
+from verifiers.judge.allowance import Allowance
 from verifiers.judge.cache import Flights, ReplyCache, cache_key
 from verifiers.judge.client import Choice, ProfileClient
 from verifiers.judge.logprobs import expected_value
 from verifiers.judge.profiles import JudgeProfile
-from verifiers.judge.prompts import REASK, Messages, load_template
+from verifiers.judge.prompts import REASK, Messages, load_template, seal
 from verifiers.judge.replies import ReplySpec, ReplyUnparsable, Verdict, parse_reply
 from verifiers.judge.usage import Usage, UsageMeter
 
@@ -41,6 +42,8 @@ class Question:
     use_cache: bool = True
     sampling: dict[str, float | int] = field(default_factory=dict)
     json_mode: bool = True
+    allowance: Allowance | None = None
+    """Charged for every call made (None: unlimited, for callers outside the verifier)."""
 
 
 @dataclass(frozen=True)
@@ -130,10 +133,12 @@ def request_body(profile: JudgeProfile, messages: Messages, question: Question) 
 
 
 async def _converse(client: ProfileClient, question: Question, deadline: float) -> Answer:
-    messages = list(question.messages)
+    messages = seal(question.messages)  # fresh fence tags for this conversation
     usage = Usage()
     problem = ""
     for reask in range(question.max_reasks + 1):
+        if question.allowance is not None:
+            question.allowance.charge(messages)
         completion = await client.complete(
             request_body(client.profile, messages, question), deadline
         )

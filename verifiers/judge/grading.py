@@ -139,6 +139,7 @@ def question_for(
         max_reasks=job.params.max_reasks,
         use_cache=job.params.cache,
         sampling=job.params.sampling.overrides(),
+        allowance=job.allowance,
     )
 
 

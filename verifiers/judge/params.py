@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from verifiers.base import Params
+from verifiers.judge.allowance import Allowance
 from verifiers.judge.prompts import Messages
 from verifiers.judge.rubric import MAX_CRITERIA, Rubric
 from verifiers.rules.field_error import field_error
@@ -112,7 +113,7 @@ class JudgeParams(Params):
 class Job:
     """One validated judge item: its position in the call, params (``profile`` already
     resolved from ``model``), rubric (empty in messages mode), the caller's messages
-    (messages mode only) and deadline (``time.monotonic``)."""
+    (messages mode only), deadline (``time.monotonic``) and what it may still spend."""
 
     index: int
     item: Item
@@ -120,6 +121,7 @@ class Job:
     rubric: Rubric
     deadline: float
     logprobs: bool
+    allowance: Allowance
     messages: Messages | None = None
 
     @property

@@ -64,12 +64,31 @@ class JudgeProfile(BaseModel):
     top_logprobs: int = Field(default=20, ge=1, le=20)
     cache_size: int = Field(default=50_000, ge=0)
     """Parsed replies kept per profile (LRU); 0 disables the cache."""
+    # What one item may make this endpoint do: the operator pays for it, the client only
+    # asks. An item asking for more is ``invalid`` (code ``judge_budget``), never trimmed.
+    max_calls_per_item: int = Field(default=16, ge=1, le=1024)
+    """Chat calls one item may cost, re-asks included (a tournament group: this times
+    its size). Checked before the first call against the item's worst case."""
+    max_samples: int = Field(default=4, ge=1, le=16)
+    """Most completions per call (``params.samples``)."""
+    max_tokens_limit: int | None = Field(default=None, ge=1)
+    """Most ``params.sampling.max_tokens`` an item may ask for; None: ``max_tokens``
+    (clients may lower the profile's reply length, never raise it)."""
+    max_prompt_bytes_per_item: int = Field(default=1 << 20, ge=1)
+    """UTF-8 bytes of prompt one item may send over all its calls."""
+    allow_messages_mode: bool = False
+    """Messages mode (and OpenAI model graders) send the client's own conversation: a
+    general chat proxy on this endpoint's key. Off unless the operator allows it."""
 
     @field_validator("base_url")
     @classmethod
     def _reachable_url(cls, value: str) -> str:
         Origin.parse(value)  # raises ValueError, which pydantic names with the field
         return value
+
+    def reply_tokens_limit(self) -> int:
+        """The largest ``max_tokens`` an item may ask for."""
+        return self.max_tokens_limit or self.max_tokens
 
     def api_key(self) -> str | None:
         """The key from the environment variable ``api_key_env`` (read at call time),

@@ -6,12 +6,21 @@ result's details (``rubric_explicit.v1`` plus the file's digest) names the exact
 that produced the reward. A file holds ``### system`` and ``### user`` sections with
 ``$placeholders`` (`string.Template`, so JSON braces in the text need no escaping and
 substituted values are never re-expanded).
+
+Fences: the blocks holding untrusted text (``[RESPONSE $tag]`` ... ``[/RESPONSE $tag]``)
+end in a tag that is random for every call (`seal`), so a response cannot close its
+block and write criteria of its own: it cannot know the tag. Rendering leaves a fixed
+`TAG` in its place, so identical questions still share a cache key; every untrusted
+value is `escape`d first (the `TAG` removed, bracketed block names defused) as a second
+line of defence. Values already escaped by a block builder travel as `Safe`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -20,13 +29,37 @@ from string import Template
 
 from verifiers.judge.rubric import Criterion
 
-EXPLICIT = "rubric_explicit.v1"
-IMPLICIT = "rubric_implicit.v1"
-PAIRWISE = "pairwise.v1"
+EXPLICIT = "rubric_explicit.v2"
+IMPLICIT = "rubric_implicit.v2"
+PAIRWISE = "pairwise.v2"
 REASK = "reask.v1"
 CALLER_MESSAGES = "messages"
 
 Messages = list[dict[str, str]]
+
+TAG = "\u27e6tag\u27e7"
+"""Stands for the per-call fence tag in rendered messages until `seal` replaces it."""
+_FENCE_LIKE = re.compile(
+    r"\[(?=\s*/?\s*(?:PROMPT|RESPONSE|CRITERIA|REFERENCE\s+ANSWER)\b)", re.IGNORECASE
+)
+
+
+class Safe(str):
+    """Text already escaped (or written by us): `PromptTemplate.render` inserts it as is."""
+
+    __slots__ = ()
+
+
+def escape(text: str) -> str:
+    """Untrusted ``text`` made inert inside a fenced block: no `TAG`, and no bracket that
+    opens something looking like one of our fences (``[/RESPONSE`` becomes ``(/RESPONSE``)."""
+    return _FENCE_LIKE.sub("(", text.replace(TAG, ""))
+
+
+def seal(messages: Messages) -> Messages:
+    """``messages`` with every `TAG` replaced by one fresh random tag (one per call)."""
+    tag = secrets.token_hex(6)
+    return [{**m, "content": m["content"].replace(TAG, tag)} for m in messages]
 
 
 @dataclass(frozen=True)
@@ -44,11 +77,14 @@ class PromptTemplate:
         return f"{self.id}@{self.digest}"
 
     def render(self, **values: str) -> Messages:
-        """Chat messages with every placeholder filled (a missing value raises KeyError)."""
+        """Chat messages with every placeholder filled (a missing value raises KeyError),
+        each value `escape`d unless it is `Safe`, and ``$tag`` set to `TAG`."""
+        filled = {k: v if isinstance(v, Safe) else escape(v) for k, v in values.items()}
+        filled["tag"] = TAG
         messages: Messages = []
         if self.system is not None:
-            messages.append({"role": "system", "content": self.system.substitute(values)})
-        messages.append({"role": "user", "content": self.user.substitute(values)})
+            messages.append({"role": "system", "content": self.system.substitute(filled)})
+        messages.append({"role": "user", "content": self.user.substitute(filled)})
         return messages
 
 
@@ -82,9 +118,9 @@ def _sections(text: str) -> tuple[str | None, str]:
     return system, user.strip()
 
 
-def describe_criteria(criteria: Sequence[Criterion]) -> str:
+def describe_criteria(criteria: Sequence[Criterion]) -> Safe:
     """One line per criterion with its id, kind and allowed scores, as the judge sees it."""
-    return "\n".join(_describe(c) for c in criteria)
+    return Safe(escape("\n".join(_describe(c) for c in criteria)))
 
 
 def _describe(c: Criterion) -> str:
@@ -99,16 +135,16 @@ def _describe(c: Criterion) -> str:
     return f"- id: {c.id} ({role}; {scale})\n  {c.text}"
 
 
-def reference_block(answer: str | None) -> str:
-    """The optional reference-answer section (empty when there is none)."""
+def reference_block(answer: str | None) -> Safe:
+    """The optional reference-answer section (empty when there is none), fenced."""
     if answer is None:
-        return ""
-    return f"\n[REFERENCE ANSWER]\n{answer}\n[/REFERENCE ANSWER]\n"
+        return Safe("")
+    return Safe(f"\n[REFERENCE ANSWER {TAG}]\n{escape(answer)}\n[/REFERENCE ANSWER {TAG}]\n")
 
 
-def guidance_block(criteria: Sequence[Criterion]) -> str:
+def guidance_block(criteria: Sequence[Criterion]) -> Safe:
     """Rubric lines shown as guidance in holistic and comparison prompts."""
     if not criteria:
-        return ""
+        return Safe("")
     lines = "\n".join(f"- {c.text}" + (" (pitfall)" if c.weight < 0 else "") for c in criteria)
-    return f"\nConsider these points:\n{lines}\n"
+    return Safe(f"\nConsider these points:\n{escape(lines)}\n")

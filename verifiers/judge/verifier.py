@@ -23,6 +23,7 @@ import time
 import weakref
 from collections.abc import Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
@@ -35,7 +36,9 @@ from verifiers.base import (
     echo,
     item_timeout_s,
 )
+from verifiers.judge.allowance import Allowance
 from verifiers.judge.cache import ReplyCache
+from verifiers.judge.caps import require_within_caps
 from verifiers.judge.dialogue import Answer, Session
 from verifiers.judge.grading import grade_explicit, grade_implicit, grade_messages
 from verifiers.judge.groups import grade_pairwise, run_tournament
@@ -160,6 +163,10 @@ class JudgeVerifier:
         if params.mode == "tournament" and item.group is None:
             message = "group: tournament mode needs items sharing a group"
             return Result.failed(Status.INVALID, "invalid_group", message)
+        try:
+            require_within_caps(params, rubric, profile)
+        except ItemInvalid as exc:
+            return Result.failed(Status.INVALID, exc.code, exc.message)
         # Messages mode reads the sampled number: a caller's range has no token scale.
         logprobs = params.mode != "messages" and (
             params.scoring == "logprobs" or (params.scoring == "auto" and profile.supports_logprobs)
@@ -167,7 +174,8 @@ class JudgeVerifier:
         wanted = params.deadline_s or default_deadline
         limit = item_timeout_s.get()
         deadline = start + (min(wanted, limit) if limit is not None else wanted)
-        return Job(index, item, params, rubric, deadline, logprobs, messages)
+        allowance = Allowance.of(params.profile, profile)
+        return Job(index, item, params, rubric, deadline, logprobs, allowance, messages)
 
     async def _run_one(
         self, session: Session, job: Job, results: list[Result | None], start: float
@@ -190,7 +198,13 @@ class JudgeVerifier:
         results: list[Result | None],
         start: float,
     ) -> None:
-        outcome = await _guarded(run_tournament(session, group, jobs), jobs[0].deadline)
+        # The group shares one allowance: its matches are the whole group's calls.
+        lead = jobs[0]
+        shared = Allowance.of(
+            lead.params.profile, session.client(lead.params.profile).profile, len(jobs)
+        )
+        jobs = [replace(lead, allowance=shared), *jobs[1:]]
+        outcome = await _guarded(run_tournament(session, group, jobs), lead.deadline)
         elapsed_ms = (time.monotonic() - start) * 1000.0
         for position, job in enumerate(jobs):
             result = (

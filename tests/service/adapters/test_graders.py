@@ -218,7 +218,14 @@ RENDERED = [
 
 
 def judge_profile(url: str, model: str) -> dict[str, Any]:
-    return {"base_url": url, "model": model, "retries": 1, "backoff_s": 0.01, "timeout_s": 2}
+    return {
+        "base_url": url,
+        "model": model,
+        "retries": 1,
+        "backoff_s": 0.01,
+        "timeout_s": 2,
+        "allow_messages_mode": True,  # model graders send the client's own messages
+    }
 
 
 @contextmanager

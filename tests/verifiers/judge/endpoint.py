@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -74,8 +75,11 @@ def user_text(request: dict[str, Any]) -> str:
 
 
 def block(text: str, name: str) -> str:
-    """The content between ``[name]`` and ``[/name]`` in a rendered prompt."""
-    return text.split(f"[{name}]\n", 1)[1].split(f"\n[/{name}]", 1)[0]
+    """The content between ``[name <tag>]`` and ``[/name <tag>]`` in a rendered prompt
+    (the fences carry the call's random tag; the first block of that name)."""
+    found = re.search(rf"\[{name} ([0-9a-f]{{12}})\]\n(.*?)\n\[/{name} \1\]", text, re.DOTALL)
+    assert found is not None, f"no fenced {name} block in the prompt"
+    return found.group(2)
 
 
 Script = Callable[[dict[str, Any]], Reply]

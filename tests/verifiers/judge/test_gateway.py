@@ -71,7 +71,7 @@ def test_score_route_runs_judge_items(
     assert [r["status"] for r in results] == ["ok", "ok", "invalid", "ok"]
     assert results[0]["reward"] == pytest.approx(2 / 3)
     assert results[0]["verifier"] == "judge@1"
-    assert results[0]["details"]["template"].startswith("rubric_explicit.v1@")
+    assert results[0]["details"]["template"].startswith("rubric_explicit.v2@")
     assert "params.profile" in results[2]["error"]["message"]
     assert response.json()["groups"]["q"]["n_ok"] == 2
 

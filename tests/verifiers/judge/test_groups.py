@@ -60,7 +60,7 @@ async def test_pairwise_against_the_reference(
         for r in endpoint.requests
     ]
     assert sorted(shown) == sorted([(response, "q=5 reference"), ("q=5 reference", response)])
-    assert "[REFERENCE ANSWER]" not in user_text(endpoint.requests[0])  # it is the anchor
+    assert "[REFERENCE ANSWER" not in user_text(endpoint.requests[0])  # it is the anchor
 
 
 async def test_pairwise_with_an_explicit_anchor_shows_the_reference(
@@ -69,7 +69,7 @@ async def test_pairwise_with_an_explicit_anchor_shows_the_reference(
     endpoint.script = fair_pairwise_judge
     [result] = await make_judge().ascore([entry("q=3", mode="pairwise", anchor="q=2 anchor")])
     assert result.reward == 1.0
-    assert "[REFERENCE ANSWER]\nq=5 reference" in user_text(endpoint.requests[0])
+    assert block(user_text(endpoint.requests[0]), "REFERENCE ANSWER") == "q=5 reference"
 
 
 async def test_pairwise_logprobs_weigh_the_winner_token(

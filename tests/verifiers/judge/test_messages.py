@@ -38,7 +38,12 @@ async def test_messages_are_sent_as_they_are(
     endpoint: JudgeEndpoint, make_judge: MakeJudge
 ) -> None:
     endpoint.script = lambda _: completion('{"result": 7.5, "reason": "close"}')
-    judge = make_judge(supports_json_mode=True, supports_logprobs=True, extra_body={"top_k": 5})
+    judge = make_judge(
+        allow_messages_mode=True,
+        supports_json_mode=True,
+        supports_logprobs=True,
+        extra_body={"top_k": 5},
+    )
     sampling = {"temperature": 0.3, "top_p": 0.9, "seed": 11, "max_tokens": 64}
     [result] = await judge.ascore([messages_item(sampling=sampling)])
     assert result.status == Status.OK, result.error
@@ -75,7 +80,9 @@ async def test_ranged_scores(
     reward: float,
 ) -> None:
     endpoint.script = lambda _: completion(reply)
-    [result] = await make_judge().ascore([messages_item(score_range=score_range)])
+    [result] = await make_judge(allow_messages_mode=True).ascore(
+        [messages_item(score_range=score_range)]
+    )
     assert result.status == Status.OK, result.error
     assert result.reward == pytest.approx(reward)
 
@@ -85,7 +92,7 @@ async def test_out_of_range_or_unparsable_is_error_after_reasks(
     endpoint: JudgeEndpoint, make_judge: MakeJudge, reply: str
 ) -> None:
     endpoint.script = lambda _: completion(reply)
-    [result] = await make_judge().ascore([messages_item(max_reasks=1)])
+    [result] = await make_judge(allow_messages_mode=True).ascore([messages_item(max_reasks=1)])
     assert result.status == Status.ERROR and result.reward is None
     assert result.error is not None and result.error.code == "judge_unparsable"
     assert len(endpoint.requests) == 2
@@ -98,7 +105,7 @@ async def test_out_of_range_or_unparsable_is_error_after_reasks(
 async def test_reask_then_scored(endpoint: JudgeEndpoint, make_judge: MakeJudge) -> None:
     endpoint.queue(completion("Eleven out of ten!"))
     endpoint.script = lambda _: completion("9")
-    [result] = await make_judge().ascore([messages_item()])
+    [result] = await make_judge(allow_messages_mode=True).ascore([messages_item()])
     assert result.status == Status.OK and result.reward == 9.0
     assert result.details["reasks"] == 1
     assert result.details["usage"]["calls"] == 2
@@ -108,7 +115,7 @@ async def test_server_errors_are_error_not_zero(
     endpoint: JudgeEndpoint, make_judge: MakeJudge
 ) -> None:
     endpoint.script = lambda _: Reply(status=500, body={"error": "down"})
-    [result] = await make_judge(retries=1).ascore([messages_item()])
+    [result] = await make_judge(allow_messages_mode=True, retries=1).ascore([messages_item()])
     assert result.status == Status.ERROR and result.reward is None
     assert result.error is not None and result.error.code == "judge_http_5xx"
     assert len(endpoint.requests) == 2
@@ -116,8 +123,8 @@ async def test_server_errors_are_error_not_zero(
 
 async def test_model_selects_the_profile(endpoint: JudgeEndpoint) -> None:
     profiles = {
-        "default": fast_profile(endpoint.url, model="local-judge"),
-        "hosted": fast_profile(endpoint.url, model="gpt-4o-2024-08-06"),
+        "default": fast_profile(endpoint.url, model="local-judge", allow_messages_mode=True),
+        "hosted": fast_profile(endpoint.url, model="gpt-4o-2024-08-06", allow_messages_mode=True),
     }
     judge = JudgeVerifier(profiles=profiles, item_deadline_s=5)
     endpoint.script = lambda _: completion("1")
@@ -150,7 +157,9 @@ async def test_invalid_messages_items_name_the_field(
     code: str,
     field: str,
 ) -> None:
-    judge = JudgeVerifier(profiles={"hosted": fast_profile(endpoint.url)}, item_deadline_s=5)
+    judge = JudgeVerifier(
+        profiles={"hosted": fast_profile(endpoint.url, allow_messages_mode=True)}, item_deadline_s=5
+    )
     [result] = await judge.ascore([messages_item(messages, profile="hosted", **params)])
     assert result.status == Status.INVALID and result.reward is None
     assert result.error is not None and result.error.code == code
@@ -162,7 +171,7 @@ async def test_identical_messages_are_paid_once(
     endpoint: JudgeEndpoint, make_judge: MakeJudge
 ) -> None:
     endpoint.script = lambda _: completion("3")
-    judge = make_judge()
+    judge = make_judge(allow_messages_mode=True)
     first, second = await judge.ascore([messages_item(), messages_item()])
     assert first.reward == second.reward == 3.0
     assert len(endpoint.requests) == 1

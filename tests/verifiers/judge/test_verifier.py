@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.verifiers.judge.endpoint import JudgeEndpoint, char_logprobs, completion
+from tests.verifiers.judge.endpoint import JudgeEndpoint, block, char_logprobs, completion
 from tests.verifiers.judge.scripts import rubric_judge
 from verifiers import Item, Status
 from verifiers.judge import JudgeVerifier
@@ -72,7 +72,7 @@ async def test_explicit_rubric(
     assert request["response_format"] == {"type": "json_object"}
     assert request["model"] == "judge-test"
     assert "Paris." in request["messages"][-1]["content"]
-    assert "[REFERENCE ANSWER]\nParis" in request["messages"][-1]["content"]
+    assert block(request["messages"][-1]["content"], "REFERENCE ANSWER") == "Paris"
 
 
 async def test_criteria_split_over_concurrent_calls(
