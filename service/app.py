@@ -128,6 +128,19 @@ def build_jobs(
     from service.celery_executor import CeleryExecutor
 
     if not isinstance(executor, CeleryExecutor):
-        return LocalJobs(dispatcher, settings.job_dir, settings.max_job_bytes, settings.job_ttl_s)
+        return LocalJobs(
+            dispatcher,
+            settings.job_dir,
+            settings.max_job_bytes,
+            settings.job_ttl_s,
+            settings.job_quota(),
+        )
     store = JobStore(executor.redis, settings.job_ttl_s)
-    return JobService(store, executor, registry, settings.max_job_bytes, settings.item_timeout_s)
+    return JobService(
+        store,
+        executor,
+        registry,
+        settings.max_job_bytes,
+        settings.item_timeout_s,
+        settings.job_quota(),
+    )

@@ -2,11 +2,14 @@
 
 Layout, for job ``J`` (every key expires ``job_ttl_s`` after the job is created):
 - ``referee:job:J`` hash: ``state`` (running | done | cancelled), ``total``, ``created``,
-  ``finished``;
+  ``finished``, ``tenant`` (the owner's key digest), ``bytes`` (the upload's size);
 - ``referee:job:J:items`` list: the raw JSONL lines, in upload order;
 - ``referee:job:J:results`` hash: line index -> result JSON, written with HSETNX so a
   redelivered chunk can never overwrite or double-count a result;
 - ``referee:job:J:counts`` hash: status -> count, plus ``done``.
+
+Per owner, ``referee:tenant:T:jobs`` is a set of its job ids, for quotas; an id whose
+job hash has expired is dropped from it when the owner's usage is next read.
 
 The Lua script below writes results and bumps counters atomically, so "scored exactly
 once" holds across worker kills, redeliveries and Redis restarts (with AOF persistence).
@@ -31,6 +34,7 @@ from redis.retry import Retry
 from verifiers.types import ErrorInfo, Result, Status
 
 PREFIX = "referee:job:"
+TENANT_PREFIX = "referee:tenant:"
 READ_BATCH = 1000
 
 _WRITE_ONCE = """
@@ -85,6 +89,11 @@ def aretrying(url: str, retries: int = 40, **kwargs: Any) -> aioredis.Redis:
     )
 
 
+def tenant_key(tenant: str) -> str:
+    """The set of ``tenant``'s job ids."""
+    return f"{TENANT_PREFIX}{tenant}:jobs"
+
+
 @dataclass
 class JobStatus:
     id: str
@@ -94,6 +103,7 @@ class JobStatus:
     counts: dict[str, int]
     created: float
     finished: float | None
+    tenant: str = ""
 
 
 class JobStore:
@@ -103,7 +113,7 @@ class JobStore:
         self._redis = client
         self._ttl = ttl_s
 
-    async def create(self, lines: AsyncIterator[list[bytes]]) -> tuple[str, int]:
+    async def create(self, lines: AsyncIterator[list[bytes]], tenant: str = "") -> tuple[str, int]:
         """Store every line of the upload (in batches as they arrive); return (id, count).
 
         The job is not visible as ``running`` until the upload is complete, so workers
@@ -111,7 +121,9 @@ class JobStore:
         """
         job_id = uuid.uuid4().hex
         meta, items, _, _ = job_keys(job_id)
-        await self._redis.hset(meta, mapping={"state": "uploading", "created": time.time()})
+        await self._redis.hset(
+            meta, mapping={"state": "uploading", "created": time.time(), "tenant": tenant}
+        )
         await self._redis.expire(meta, self._ttl)
         total = 0
         try:
@@ -125,6 +137,42 @@ class JobStore:
             raise
         await self._redis.hset(meta, mapping={"state": "running", "total": total})
         return job_id, total
+
+    async def usage(self, tenant: str) -> tuple[int, int]:
+        """(bytes uploaded, jobs held) by ``tenant``'s unexpired jobs."""
+        members = [_bytes(m).decode() for m in await self._redis.smembers(tenant_key(tenant))]
+        if not members:
+            return 0, 0
+        pipe = self._redis.pipeline()
+        for job_id in members:
+            pipe.hget(job_keys(job_id)[0], "bytes")
+            pipe.exists(job_keys(job_id)[0])
+        found = await pipe.execute()
+        used, held, gone = 0, 0, []
+        for job_id, size, exists in zip(members, found[::2], found[1::2], strict=True):
+            if not exists:
+                gone.append(job_id)
+            else:
+                held += 1
+                used += int(size or 0)
+        if gone:
+            await self._redis.srem(tenant_key(tenant), *gone)
+        return used, held
+
+    async def record_size(self, job_id: str, tenant: str, size: int) -> None:
+        """Count a stored upload of ``size`` bytes against ``tenant``."""
+        meta, *_ = job_keys(job_id)
+        await self._redis.hset(meta, "bytes", size)
+        await self._redis.sadd(tenant_key(tenant), job_id)
+        await self._redis.expire(tenant_key(tenant), self._ttl)
+
+    async def delete(self, job_id: str) -> None:
+        """Remove the job's keys and its place in its owner's set."""
+        meta, *_ = job_keys(job_id)
+        tenant = await self._redis.hget(meta, "tenant")
+        await self._redis.delete(*job_keys(job_id))
+        if tenant is not None:
+            await self._redis.srem(tenant_key(_bytes(tenant).decode()), job_id)
 
     async def lines(self, job_id: str, start: int, stop: int) -> list[bytes]:
         _, items, _, _ = job_keys(job_id)
@@ -149,6 +197,7 @@ class JobStore:
             counts=counts,
             created=float(raw["created"]),
             finished=float(raw["finished"]) if "finished" in raw else None,
+            tenant=raw.get("tenant", ""),
         )
 
     async def finish_empty(self, job_id: str) -> None:

@@ -17,8 +17,8 @@ import orjson
 
 from service.celery_app import CHUNK_SIZE
 from service.celery_executor import CeleryExecutor
-from service.errors import PayloadTooLarge
 from service.fair_queue import Ticket
+from service.job_quota import QuotaRules, UploadLimit, admit
 from service.job_store import JobStatus, JobStore
 from verifiers.registry import Registry, UnknownVerifier
 from verifiers.types import Pool
@@ -31,6 +31,8 @@ class ChunkPlan:
     """Contiguous line ranges that share a pool, cut at each pool's chunk size."""
 
     chunks: list[tuple[Pool, int, int]] = field(default_factory=list)
+    size: int = 0
+    """Bytes of the upload read so far."""
 
     def add(self, index: int, pool: Pool) -> None:
         if self.chunks:
@@ -41,13 +43,13 @@ class ChunkPlan:
         self.chunks.append((pool, index, index + 1))
 
 
-async def split_lines(body: AsyncIterator[bytes], max_bytes: int) -> AsyncIterator[list[bytes]]:
-    """Non-blank lines of a streamed upload, in batches; `PayloadTooLarge` past the limit."""
+async def split_lines(body: AsyncIterator[bytes], limit: UploadLimit) -> AsyncIterator[list[bytes]]:
+    """Non-blank lines of a streamed upload, in batches; raises as soon as the upload is
+    past ``limit`` (`UploadLimit.check`)."""
     size, pending, batch = 0, b"", []
     async for chunk in body:
         size += len(chunk)
-        if size > max_bytes:
-            raise PayloadTooLarge(f"job upload exceeds the limit of {max_bytes} bytes")
+        limit.check(size)
         *lines, pending = (pending + chunk).split(b"\n")
         batch += [line for line in lines if line.strip()]
         if len(batch) >= UPLOAD_BATCH:
@@ -65,11 +67,17 @@ class JobBackend(Protocol):
         """Store an upload; ``ticket`` is its owner's place in the fair queues (batch)."""
         ...
 
-    async def status(self, job_id: str) -> JobStatus | None: ...
+    async def status(self, job_id: str) -> JobStatus | None:
+        """The job, with the tenant that owns it; None when unknown or expired."""
+        ...
 
     def results(self, job_id: str, total: int) -> AsyncIterator[bytes]: ...
 
     async def cancel(self, job_id: str) -> bool: ...
+
+    async def delete(self, job_id: str) -> None:
+        """Forget a finished job and everything stored for it (frees its owner's quota)."""
+        ...
 
     async def close(self) -> None:
         """Stop background work (embedded jobs); Redis jobs carry on in the workers."""
@@ -86,17 +94,22 @@ class JobService:
         registry: Registry,
         max_bytes: int,
         item_timeout_s: float,
+        quota: QuotaRules,
     ) -> None:
         self.store = store
         self._executor = executor
         self._registry = registry
         self._max_bytes = max_bytes
         self._item_timeout = item_timeout_s
+        self._quota = quota
 
     async def submit(self, body: AsyncIterator[bytes], ticket: Ticket) -> tuple[str, int]:
         """Store the upload and queue its chunks; returns (job id, line count)."""
         plan = ChunkPlan()
-        job_id, total = await self.store.create(self._batches(body, plan))
+        used, held = await self.store.usage(ticket.tenant)
+        limit = UploadLimit(self._max_bytes, admit(self._quota, held, used))
+        job_id, total = await self.store.create(self._batches(body, plan, limit), ticket.tenant)
+        await self.store.record_size(job_id, ticket.tenant, plan.size)
         if total == 0:
             await self.store.finish_empty(job_id)
             return job_id, 0
@@ -112,17 +125,19 @@ class JobService:
     async def cancel(self, job_id: str) -> bool:
         return await self.store.cancel(job_id)
 
+    async def delete(self, job_id: str) -> None:
+        await self.store.delete(job_id)
+
     async def close(self) -> None:
         return None
 
     async def _batches(
-        self, body: AsyncIterator[bytes], plan: ChunkPlan
+        self, body: AsyncIterator[bytes], plan: ChunkPlan, limit: UploadLimit
     ) -> AsyncIterator[list[bytes]]:
-        index, size, pending, batch = 0, 0, b"", []
+        index, pending, batch = 0, b"", []
         async for chunk in body:
-            size += len(chunk)
-            if size > self._max_bytes:
-                raise PayloadTooLarge(f"job upload exceeds the limit of {self._max_bytes} bytes")
+            plan.size += len(chunk)
+            limit.check(plan.size)
             *lines, pending = (pending + chunk).split(b"\n")
             for line in lines:
                 if line.strip():

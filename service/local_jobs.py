@@ -22,6 +22,7 @@ from pathlib import Path
 from service.dispatch import Dispatcher
 from service.errors import Overloaded
 from service.fair_queue import Priority, Ticket
+from service.job_quota import QuotaRules, UploadLimit, admit
 from service.job_store import CANCELLED_LINE, JobStatus
 from service.jobs import split_lines
 from service.jsonl import read_items, write_result
@@ -52,25 +53,32 @@ class LocalJobs:
     """Jobs scored in this process. Safe for concurrent requests on one event loop."""
 
     def __init__(
-        self, dispatcher: Dispatcher, directory: Path, max_bytes: int, ttl_s: float
+        self,
+        dispatcher: Dispatcher,
+        directory: Path,
+        max_bytes: int,
+        ttl_s: float,
+        quota: QuotaRules,
     ) -> None:
         self._dispatcher = dispatcher
         self._dir = directory
         self._max_bytes = max_bytes
         self._ttl_s = ttl_s
+        self._quota = quota
         self._jobs: dict[str, _Job] = {}
 
     async def submit(
         self, body: AsyncIterator[bytes], ticket: Ticket = JOB_TICKET
     ) -> tuple[str, int]:
-        self._dir.mkdir(parents=True, exist_ok=True)
+        self._dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._forget_expired()
+        limit = self._limit(ticket.tenant)
         job_id = uuid.uuid4().hex
         items = self._dir / f"{job_id}.items.jsonl"
         total = 0
         try:
             with items.open("wb") as sink:
-                async for batch in split_lines(body, self._max_bytes):
+                async for batch in split_lines(body, limit):
                     if batch:
                         await asyncio.to_thread(sink.write, b"\n".join(batch) + b"\n")
                         total += len(batch)
@@ -82,6 +90,13 @@ class LocalJobs:
         self._jobs[job_id] = job
         job.task = asyncio.create_task(self._run(job))
         return job_id, total
+
+    def _limit(self, tenant: str) -> UploadLimit:
+        """What ``tenant`` may upload now (raises `QuotaExceeded` when nothing)."""
+        held = [job for job in self._jobs.values() if job.ticket.tenant == tenant]
+        used = sum(_size(job.items) + _size(job.results) for job in held)
+        left = admit(self._quota, len(held), used)
+        return UploadLimit(self._max_bytes, left, self._dir, self._quota.reserve_bytes)
 
     async def status(self, job_id: str) -> JobStatus | None:
         job = self._jobs.get(job_id)
@@ -95,6 +110,7 @@ class LocalJobs:
             counts=dict(job.counts),
             created=job.created,
             finished=job.finished,
+            tenant=job.ticket.tenant,
         )
 
     async def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
@@ -119,13 +135,21 @@ class LocalJobs:
                     await job.task
         return True
 
+    async def delete(self, job_id: str) -> None:
+        job = self._jobs.get(job_id)
+        if job is not None and job.state != "running":
+            self._forget(job)
+
     def _forget_expired(self) -> None:
         """Drop finished jobs older than the TTL, with their spool files."""
         cutoff = time.time() - self._ttl_s
         for job in [j for j in self._jobs.values() if j.finished and j.finished < cutoff]:
-            job.items.unlink(missing_ok=True)
-            job.results.unlink(missing_ok=True)
-            del self._jobs[job.id]
+            self._forget(job)
+
+    def _forget(self, job: _Job) -> None:
+        job.items.unlink(missing_ok=True)
+        job.results.unlink(missing_ok=True)
+        del self._jobs[job.id]
 
     async def close(self) -> None:
         for job in self._jobs.values():
@@ -173,3 +197,10 @@ class LocalJobs:
             except Overloaded:
                 await asyncio.sleep(0.5)  # interactive requests first; the job waits its turn
         return [next(scored) if isinstance(entry, Item) else entry for entry in batch]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0

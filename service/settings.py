@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from service.adapters.mapping import ItemMapping
+from service.job_quota import QuotaRules
 
 
 def _default_workers() -> int:
@@ -94,6 +95,18 @@ class Settings(BaseSettings):
     """Embedded mode: where job uploads and results are spooled."""
     job_ttl_s: int = Field(default=7 * 24 * 3600, ge=60)
     """How long a finished job's items and results stay in Redis."""
+    max_jobs_per_key: int = Field(default=100, ge=1)
+    """Unexpired jobs (running or finished) one API key may hold."""
+    job_quota_bytes: int = Field(default=16 * 1024**3, ge=1024)
+    """Bytes one API key's unexpired jobs may hold (embedded: uploads and results on
+    disk; Redis: uploads)."""
+    job_disk_reserve_bytes: int = Field(default=1024**3, ge=0)
+    """Embedded mode: uploads stop (429) when less than this is free on ``job_dir``."""
+
+    def job_quota(self) -> QuotaRules:
+        """The per-key job quota these settings describe."""
+        return QuotaRules(self.max_jobs_per_key, self.job_quota_bytes, self.job_disk_reserve_bytes)
+
     rate_limit_items_per_s: float | None = Field(default=None, gt=0)
     """Per API key: sustained items per second (token bucket in Redis); None = off."""
     rate_limit_burst: int = Field(default=10_000, ge=1)

@@ -52,17 +52,17 @@ async def submit(request: Request, jobs: JobsDep, caller: CallerDep) -> JobAccep
 
 
 @router.get("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
-async def status(job_id: JobId, jobs: JobsDep) -> JobInfo:
-    return describe(await found(jobs, job_id))
+async def status(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobInfo:
+    return describe(await found(jobs, job_id, caller))
 
 
 @router.get(
     "/v1/jobs/{job_id}/results",
     responses={**_ERRORS, 200: {"content": {"application/x-ndjson": {}}}},
 )
-async def results(job_id: JobId, jobs: JobsDep) -> StreamingResponse:
+async def results(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> StreamingResponse:
     """One result per input line, in input order, as JSONL. 409 until the job ends."""
-    job = await found(jobs, job_id)
+    job = await found(jobs, job_id, caller)
     if job.state not in ("done", "cancelled"):
         raise Conflict(f"job {job_id} is {job.state} ({job.done}/{job.total} items scored)")
     stream: AsyncIterator[bytes] = jobs.results(job_id, job.total)
@@ -70,16 +70,23 @@ async def results(job_id: JobId, jobs: JobsDep) -> StreamingResponse:
 
 
 @router.delete("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
-async def cancel(job_id: JobId, jobs: JobsDep) -> JobInfo:
-    """Stop scoring the job's remaining items; results so far are kept."""
-    await found(jobs, job_id)
+async def cancel(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobInfo:
+    """A running job: stop scoring its remaining items (results so far are kept). A
+    finished or cancelled job: delete its items and results now, rather than at expiry
+    (it no longer counts against the key's job quota; later reads are 404)."""
+    job = await found(jobs, job_id, caller)
+    if job.state in ("done", "cancelled"):
+        await jobs.delete(job_id)
+        return describe(job)
     await jobs.cancel(job_id)
-    return describe(await found(jobs, job_id))
+    return describe(await found(jobs, job_id, caller))
 
 
-async def found(jobs: JobBackend, job_id: str) -> JobStatus:
+async def found(jobs: JobBackend, job_id: str, caller: CallerDep) -> JobStatus:
+    """The job, if it exists and ``caller``'s key owns it (another key's job is as
+    unknown as one that never existed)."""
     job = await jobs.status(job_id)
-    if job is None:
+    if job is None or job.tenant != caller.ticket.tenant:
         raise NotFound(f"no job {job_id} (never created, or expired)")
     return job
 

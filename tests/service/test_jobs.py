@@ -135,3 +135,79 @@ def test_failed_uploads_and_expired_jobs_leave_no_files(tmp_path: Path) -> None:
         client.post("/v1/jobs", content=lines(1), headers=NDJSON)
         assert client.get(f"/v1/jobs/{old}").status_code == 404
         assert not any(p.name.startswith(old) for p in tmp_path.iterdir())
+
+
+ALPHA = {**NDJSON, "Authorization": "Bearer alpha"}
+BETA = {**NDJSON, "Authorization": "Bearer beta"}
+
+
+def keyed_app(tmp_path: Path, **settings: object) -> TestClient:
+    return TestClient(
+        create_app(
+            small_settings(cpu_workers=1, api_keys="alpha,beta", job_dir=tmp_path, **settings)
+        )
+    )
+
+
+def test_a_keys_jobs_are_invisible_to_other_keys(tmp_path: Path) -> None:
+    with keyed_app(tmp_path) as client:
+        job_id = client.post("/v1/jobs", content=lines(3), headers=ALPHA).json()["id"]
+        assert wait_done_as(client, job_id, ALPHA)["state"] == "done"
+        for method, path in [
+            ("GET", f"/v1/jobs/{job_id}"),
+            ("GET", f"/v1/jobs/{job_id}/results"),
+            ("DELETE", f"/v1/jobs/{job_id}"),
+        ]:
+            response = client.request(method, path, headers=BETA)
+            assert response.status_code == 404, (method, path)
+        assert client.get(f"/v1/jobs/{job_id}/results", headers=ALPHA).status_code == 200
+
+
+def wait_done_as(client: TestClient, job_id: str, headers: dict[str, str]) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while True:
+        status: dict[str, Any] = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
+        if status["state"] in ("done", "cancelled") or time.monotonic() > deadline:
+            return status
+        time.sleep(0.05)
+
+
+def test_a_key_holds_at_most_its_job_count_and_delete_frees_a_place(tmp_path: Path) -> None:
+    with keyed_app(tmp_path, max_jobs_per_key=2) as client:
+        held = [client.post("/v1/jobs", content=lines(2), headers=ALPHA) for _ in range(2)]
+        assert [r.status_code for r in held] == [202, 202]
+        refused = client.post("/v1/jobs", content=lines(2), headers=ALPHA)
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "quota_exceeded"
+        assert client.post("/v1/jobs", content=lines(2), headers=BETA).status_code == 202
+        first = held[0].json()["id"]
+        assert wait_done_as(client, first, ALPHA)["state"] == "done"
+        assert client.delete(f"/v1/jobs/{first}", headers=ALPHA).status_code == 200
+        assert client.get(f"/v1/jobs/{first}", headers=ALPHA).status_code == 404
+        assert not any(p.name.startswith(first) for p in tmp_path.iterdir())
+        assert client.post("/v1/jobs", content=lines(2), headers=ALPHA).status_code == 202
+
+
+def test_a_keys_stored_bytes_are_capped_while_the_upload_streams(tmp_path: Path) -> None:
+    with keyed_app(tmp_path, job_quota_bytes=8192) as client:
+        first = client.post("/v1/jobs", content=lines(40), headers=ALPHA)
+        assert first.status_code == 202
+        wait_done_as(client, first.json()["id"], ALPHA)
+        files = set(tmp_path.iterdir())
+
+        def chunks() -> Iterator[bytes]:
+            for _ in range(200):
+                yield lines(1)
+
+        refused = client.post("/v1/jobs", content=chunks(), headers=ALPHA)
+        assert refused.status_code == 429
+        assert "quota" in refused.json()["error"]["message"]
+        assert set(tmp_path.iterdir()) == files  # the refused upload left nothing
+        assert client.post("/v1/jobs", content=lines(40), headers=BETA).status_code == 202
+
+
+def test_uploads_stop_when_the_spool_disk_is_nearly_full(tmp_path: Path) -> None:
+    with keyed_app(tmp_path, job_disk_reserve_bytes=1 << 60) as client:
+        refused = client.post("/v1/jobs", content=lines(3), headers=ALPHA)
+        assert refused.status_code == 429
+        assert "storage is full" in refused.json()["error"]["message"]

@@ -245,3 +245,33 @@ def test_redis_down_is_a_quick_503_not_a_500(tmp_path: Path) -> None:
         assert ready.status_code == 503
     finally:
         cluster.stop_all()
+
+
+def test_jobs_belong_to_their_key_and_count_against_its_quota(tmp_path: Path) -> None:
+    cluster = make_cluster(tmp_path, REFEREE_API_KEYS="alpha,beta", REFEREE_MAX_JOBS_PER_KEY="1")
+    try:
+        cluster.start_gateway()
+        cluster.start_worker()
+        cluster.wait_consumers("cpu", 1)
+        source = write_items(tmp_path / "items.jsonl", 5)
+        with (
+            Client(cluster.url, api_key="alpha") as alpha,
+            Client(cluster.url, api_key="beta") as beta,
+        ):
+            job_id = alpha.submit_job(source)
+            assert alpha.wait_job(job_id, poll_s=0.1, timeout_s=30)["state"] == "done"
+            with pytest.raises(RefereeError) as hidden:
+                beta.job(job_id)
+            assert hidden.value.status == 404
+            with pytest.raises(RefereeError) as full:
+                alpha.submit_job(source)
+            assert full.value.status == 429
+            beta.submit_job(source)  # another key, another quota
+            deleted = httpx.delete(
+                f"{cluster.url}/v1/jobs/{job_id}", headers={"Authorization": "Bearer alpha"}
+            )
+            assert deleted.status_code == 200
+            assert cluster.redis().exists(f"referee:job:{job_id}:items") == 0
+            alpha.submit_job(source)  # the deleted job freed its place
+    finally:
+        cluster.stop_all()
