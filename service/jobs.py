@@ -113,7 +113,9 @@ class JobService:
         if total == 0:
             await self.store.finish_empty(job_id)
             return job_id, 0
-        await asyncio.to_thread(self._executor.publish_job, job_id, plan.chunks, self._item_timeout)
+        await asyncio.to_thread(
+            self._executor.publish_job, job_id, plan.chunks, self._item_timeout, ticket
+        )
         return job_id, total
 
     async def status(self, job_id: str) -> JobStatus | None:
