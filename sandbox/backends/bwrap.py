@@ -2,21 +2,19 @@
 
 Every job gets fresh user, pid, network, ipc, uts, mount and cgroup namespaces (no network
 at all: only a loopback of its own), runs as uid/gid 65534 with every capability dropped
-and ``no_new_privs`` (bwrap sets it), sees read-only system directories and a read-only
-program directory, writes only to a private size-limited tmpfs (``/work``, also ``/tmp``),
-and dies with its parent. bwrap is started by root here, so it is *told* to switch user
-(``--uid``) and drop capabilities; it would otherwise keep them.
+and ``no_new_privs`` (bwrap sets it), sees read-only system directories, ``/proc/sys`` and
+``/dev`` and a read-only program directory, writes only to private size-limited tmpfs
+mounts (``/work``, also ``/tmp``, and ``/dev/shm``), and dies with its parent.
 
-Limits: rlimits (CPU, memory per the language's strategy, file size, no core dumps) are
-applied with prlimit(2) to the sandbox's first process while bwrap holds it on
-``--block-fd``, before any untrusted code runs; the same moment places the tree into a
-per-job cgroup (memory + pids) when the host allows one. The pid namespace guarantees
+Started by root, bwrap itself runs as the job's own unprivileged host uid
+(``job.identity``, see `sandbox.identity`), so the user namespace maps uid 65534 inside to
+that uid outside, never to root. Started by anyone else, it maps to that user.
+
+Limits: rlimits (CPU, memory per the language's strategy, file size, processes, no core
+dumps) are set inside the sandbox by ``prlimit`` before it execs the program
+(`_rlimit_flags`); while bwrap holds the sandbox on ``--block-fd`` the tree is placed into
+a per-job cgroup (memory + pids) when the host allows one. The pid namespace guarantees
 that nothing outlives the job: when its first process exits, the kernel kills the rest.
-
-Caveat worth knowing: the user namespace maps uid 65534 inside to the *caller's* uid
-outside (root here), because bwrap is run by root. The sandbox has no capabilities and
-sees nothing sensitive, but RLIMIT_NPROC does not bind root, so process limits come from
-the pids cgroup; `referee doctor` warns when it is missing.
 """
 
 from __future__ import annotations
