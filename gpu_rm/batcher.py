@@ -1,32 +1,39 @@
-"""The dynamic batcher: one owner thread per model drains a queue into packed batches.
+"""The dynamic batcher: per model, a collector thread forms and prepares batches while a
+runner thread runs the forward of the one before.
 
 Callers (any thread, any event loop) `submit` encoded items and get a
 `concurrent.futures.Future` each; async callers wrap it with `asyncio.wrap_future`, so
-items from many concurrent requests land in the same batch. The owner thread is the only
-one that touches the queue's head and the model:
+items from many concurrent requests land in the same batch.
 
-1. wait for a first item, then up to ``max_wait_s`` more for others, unless the batch is
-   already full (``max_items`` items or ``token_budget`` tokens, a shared prompt counted once);
-2. take items first in, first out; an item whose future was cancelled (its request went
-   away) or whose deadline passed is dropped here, before the forward;
-3. sort the batch by length, pack it (`gpu_rm.packing`) and run one forward;
-4. if the forward raises, score each item alone, so one poisonous item fails only itself.
+1. The collector waits for a first item, then up to ``max_wait_s`` more for others, unless
+   the batch is already full (``max_items`` items or ``token_budget`` tokens, a shared
+   prompt counted once); takes items first in, first out, skipping cancelled ones; sorts
+   the batch by length, packs it (`gpu_rm.packing`) and lets the scorer prepare it (host
+   tensors, copies to the device) while the runner is still busy: host work stays off the
+   critical path. At most one prepared batch waits for the runner.
+2. The runner marks the items running; an item cancelled (its request went away) or past
+   its deadline since it was taken is dropped here, before the forward (the batch is
+   packed again without it). Then one forward.
+3. A forward that runs out of device memory is split in halves and retried, down to one
+   item, which then fails alone (``rm_oom``); any other failure is retried item by item,
+   so one poisonous item fails only itself.
 
 Back-pressure: at most ``max_queue`` items wait; `submit` raises `Overloaded` beyond that.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from gpu_rm.encoding import Encoded
-from gpu_rm.errors import BatchFailed, Overloaded
+from gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded
 from gpu_rm.packing import PackedLayout, TokenSequence, common_prefix_length, pack
 
 
@@ -34,6 +41,20 @@ class Scorer(Protocol):
     """What the batcher drives: S rows of K raw scores for a packed row."""
 
     def score_layout(self, layout: PackedLayout) -> list[list[float]]: ...
+
+
+@runtime_checkable
+class PreparingScorer(Scorer, Protocol):
+    """A scorer that can do a batch's host work (tensors, device copies) ahead of its
+    forward, on another thread than the forward of the batch before."""
+
+    def prepare(self, layout: PackedLayout) -> Any:
+        """Whatever `score_prepared` needs for ``layout``; never touches the forward."""
+        ...
+
+    def score_prepared(self, prepared: Any) -> list[list[float]]:
+        """`score_layout` for what `prepare` returned."""
+        ...
 
 
 class DeadlineExpired(Exception):
@@ -58,13 +79,23 @@ class _Pending:
 
 @dataclass
 class BatcherStats:
-    """Counters since start; ``computed_tokens`` is what the forward passes processed."""
+    """Counters since start; ``computed_tokens`` is what the forward passes processed,
+    ``forward_s`` the time the runner spent in them (host work overlapped is not in it)."""
 
     batches: int = 0
     items: int = 0
     dropped: int = 0
     computed_tokens: int = 0
     logical_tokens: int = 0
+    forward_s: float = 0.0
+    splits: int = 0
+
+
+@dataclass
+class _Prepared:
+    batch: list[_Pending]
+    layout: PackedLayout
+    prepared: Any
 
 
 class Batcher:
@@ -88,6 +119,8 @@ class Batcher:
         self._cond = threading.Condition()
         self._closed = False
         self._thread: threading.Thread | None = None
+        self._handoff: queue.Queue[_Prepared | None] = queue.Queue(maxsize=1)
+        self._runner: threading.Thread | None = None
 
     def submit(
         self, items: Sequence[Encoded], deadline: float | None = None
@@ -107,7 +140,11 @@ class Batcher:
             self._queue.extend(pending)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._own, name="rm-batcher", daemon=True)
+                self._runner = threading.Thread(
+                    target=self._run_all, name="rm-forward", daemon=True
+                )
                 self._thread.start()
+                self._runner.start()
             self._cond.notify()
         return [p.future for p in pending]
 
@@ -122,14 +159,36 @@ class Batcher:
             self._cond.notify_all()
         if self._thread is not None:
             self._thread.join(timeout=timeout_s)
+        if self._runner is not None:
+            self._runner.join(timeout=timeout_s)
 
     def _own(self) -> None:
-        while True:
-            batch = self._next_batch()
-            if batch is None:
-                return
-            if batch:
-                self._run(batch)
+        """The collector: form, pack and prepare batches; hand them to the runner."""
+        try:
+            while (batch := self._next_batch()) is not None:
+                if batch:
+                    self._handoff.put(self._prepare(batch))
+        finally:
+            self._handoff.put(None)
+
+    def _prepare(self, batch: list[_Pending]) -> _Prepared:
+        batch.sort(key=lambda p: len(p.encoded.ids), reverse=True)
+        layout = pack([TokenSequence(p.encoded.ids, p.encoded.share_key) for p in batch])
+        scorer = self._scorer
+        try:
+            ready = scorer.prepare(layout) if isinstance(scorer, PreparingScorer) else layout
+        except Exception:  # noqa: BLE001 - the runner retries it and reports per item
+            ready = None
+        return _Prepared(batch, layout, ready)
+
+    def _run_all(self) -> None:
+        """The runner: forward each prepared batch, in order, until the collector ends."""
+        while (job := self._handoff.get()) is not None:
+            batch = self._start(job.batch)
+            if len(batch) < len(job.batch):  # some left while it waited: pack without them
+                job = self._prepare(batch) if batch else None
+            if job is not None:
+                self._run(job)
 
     def _next_batch(self) -> list[_Pending] | None:
         with self._cond:
@@ -153,8 +212,7 @@ class Batcher:
         return sum(len(p.encoded.ids) for p in self._queue)
 
     def _take(self) -> list[_Pending]:
-        """Pop items FIFO up to the caps; drop cancelled and expired ones. Lock held."""
-        now = time.monotonic()
+        """Pop items FIFO up to the caps, skipping cancelled ones. Lock held."""
         batch: list[_Pending] = []
         first_of_key: dict[str, list[int]] = {}
         tokens = 0
@@ -166,33 +224,57 @@ class Batcher:
             if batch and tokens + cost > self.token_budget:
                 break
             self._queue.popleft()
-            if not head.future.set_running_or_notify_cancel():
+            if head.future.cancelled():
                 self.stats.dropped += 1  # the request went away: never compute it
-                continue
-            if head.deadline is not None and head.deadline <= now:
-                self.stats.dropped += 1
-                head.future.set_exception(DeadlineExpired("deadline passed while queued"))
                 continue
             first_of_key.setdefault(head.encoded.share_key, list(ids))
             tokens += cost
             batch.append(head)
         return batch
 
-    def _run(self, batch: list[_Pending]) -> None:
-        batch.sort(key=lambda p: len(p.encoded.ids), reverse=True)
-        try:
-            self._forward(batch)
-        except Exception as exc:  # noqa: BLE001 - find the item that fails; spare the rest
-            if len(batch) == 1:
-                message = f"forward failed: {type(exc).__name__}: {exc}"
-                batch[0].future.set_exception(BatchFailed(message))
-                return
-            for pending in batch:
-                self._run([pending])
+    def _start(self, batch: list[_Pending]) -> list[_Pending]:
+        """Mark the items running; those cancelled or past their deadline meanwhile are
+        dropped (never computed) and the others returned."""
+        now = time.monotonic()
+        kept = []
+        for pending in batch:
+            if not pending.future.set_running_or_notify_cancel():
+                self.stats.dropped += 1
+            elif pending.deadline is not None and pending.deadline <= now:
+                self.stats.dropped += 1
+                pending.future.set_exception(DeadlineExpired("deadline passed while queued"))
+            else:
+                kept.append(pending)
+        return kept
 
-    def _forward(self, batch: list[_Pending]) -> None:
-        layout = pack([TokenSequence(p.encoded.ids, p.encoded.share_key) for p in batch])
-        rows = self._scorer.score_layout(layout)
+    def _run(self, job: _Prepared) -> None:
+        """Forward ``job``; on failure split it (out of memory) or isolate its items."""
+        try:
+            self._forward(job)
+        except Exception as exc:  # noqa: BLE001 - find the item that fails; spare the rest
+            if len(job.batch) == 1:
+                failure = OutOfMemory if out_of_memory(exc) else BatchFailed
+                message = f"forward failed: {type(exc).__name__}: {exc}"
+                job.batch[0].future.set_exception(failure(message))
+                return
+            if out_of_memory(exc):
+                self.stats.splits += 1
+                half = len(job.batch) // 2
+                parts = [job.batch[:half], job.batch[half:]]
+            else:
+                parts = [[pending] for pending in job.batch]
+            for part in parts:
+                self._run(self._prepare(part))
+
+    def _forward(self, job: _Prepared) -> None:
+        batch, layout = job.batch, job.layout
+        started = time.perf_counter()
+        scorer = self._scorer
+        if job.prepared is not None and isinstance(scorer, PreparingScorer):
+            rows = scorer.score_prepared(job.prepared)
+        else:  # nothing to prepare, or preparing failed: the scorer says why if it fails
+            rows = scorer.score_layout(layout)
+        self.stats.forward_s += time.perf_counter() - started
         self.stats.batches += 1
         self.stats.items += len(batch)
         self.stats.computed_tokens += layout.computed_tokens
@@ -201,3 +283,9 @@ class Batcher:
                   for _, end in unit.suffixes}  # fmt: skip
         for pending, row, end in zip(batch, rows, layout.ends, strict=True):
             pending.future.set_result(Scored(row, len(batch), shared[end]))
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is the device running out of memory (checked by name, so this module
+    does not import torch: ``torch.OutOfMemoryError`` and its CUDA alias)."""
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()

@@ -35,3 +35,9 @@ class BatchFailed(RewardModelError):
     """The forward pass of a batch raised; every item of that batch gets this."""
 
     code = "forward_failed"
+
+
+class OutOfMemory(RewardModelError):
+    """Alone in its batch, the item still did not fit in the device's memory."""
+
+    code = "rm_oom"

@@ -3,8 +3,13 @@
 Loading swaps the backbone's final norm for an identity, so the backbone returns hidden
 states *before* the final norm; the norm and the reward head then run only on each
 sequence's last token (`gpu_rm.kernels`). The backbone runs with `gpu_rm.attention`, so a
-`PackedLayout` row is one forward pass with no padding. Files come only from disk
-(``local_files_only``): nothing is downloaded at run time.
+`PackedLayout` row is one forward pass with no padding; a model whose attention packing
+cannot reproduce is scored on plain padded batches instead (`gpu_rm.support`). Files come
+only from disk (``local_files_only``): nothing is downloaded at run time.
+
+Loading ends with a small forward (`WARMUP`), so kernels that must compile for this
+device compile then: a failure there makes the model unavailable with the reason, never
+a ``forward_failed`` on every item later.
 
 Not thread-safe: one thread (the batcher's owner) runs `score_layout` at a time.
 """
@@ -12,20 +17,24 @@ Not thread-safe: one thread (the batcher's owner) runs `score_layout` at a time.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from gpu_rm.attention import register_packed_attention
+from gpu_rm.attention import PackedRow, packed_row, register_packed_attention, to_device
 from gpu_rm.encoding import ChatEncoder
 from gpu_rm.errors import ModelUnavailable
 from gpu_rm.kernels import ScoreHead, score_last_tokens
-from gpu_rm.packing import PackedLayout
+from gpu_rm.packing import PackedLayout, TokenSequence, pack
 from gpu_rm.settings import ModelSpec
+from gpu_rm.support import PADDED, choose
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+WARMUP = ([1, 5, 6, 7, 8], [1, 5, 6, 9])
+"""Two short sequences sharing a prefix: every path of a packed forward, in a moment."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,9 @@ class RewardModel:
         self.objective = _objective_index(spec.objective, self.labels)
         limit = getattr(config, "max_position_embeddings", None) or 4096
         self.encoder = ChatEncoder(tokenizer, min(spec.max_length or limit, limit))
+        self.mode, self.note = choose(spec.attention, model, self.device)
+        self.pad_id = int(getattr(config, "pad_token_id", None) or 0)
+        self._copies = CopyStream(self.device)
 
     @classmethod
     def load(cls, name: str, spec: ModelSpec) -> RewardModel:
@@ -83,26 +95,91 @@ class RewardModel:
             model = AutoModelForSequenceClassification.from_pretrained(
                 spec.path, dtype=placement.dtype, local_files_only=True
             )
-            model.set_attn_implementation(register_packed_attention())
             model.to(placement.device).eval()
-            return cls(name, spec, model, tokenizer)
+            loaded = cls(name, spec, model, tokenizer)
+            model.set_attn_implementation(
+                "sdpa" if loaded.mode == PADDED else register_packed_attention()
+            )
         except Exception as exc:  # noqa: BLE001 - any load failure makes the model unavailable
             raise ModelUnavailable(
                 f"model {name!r} failed to load from {spec.path}: {type(exc).__name__}: {exc}"
+            ) from None
+        loaded.warm_up()
+        return loaded
+
+    def warm_up(self) -> None:
+        """Run `WARMUP` through the model: compiles what this device compiles, and raises
+        `ModelUnavailable` with the reason when that fails."""
+        try:
+            self.score_layout(pack([TokenSequence(ids, "warmup") for ids in WARMUP]))
+        except Exception as exc:  # noqa: BLE001 - a compile error can be of any type
+            raise ModelUnavailable(
+                f"model {self.name!r} loaded but its first forward failed ({self.mode} "
+                f"attention; a kernel that does not compile here?): {type(exc).__name__}: {exc}"
             ) from None
 
     def score_layout(self, layout: PackedLayout) -> list[list[float]]:
         """S rows of K raw scores for the sequences of ``layout``, in input order."""
         return [[float(v) for v in row] for row in self.score_tensor(layout).tolist()]
 
-    @torch.inference_mode()
     def score_tensor(self, layout: PackedLayout) -> torch.Tensor:
         """(S, K) float32 raw scores on CPU for the sequences of ``layout``, input order."""
-        ids = torch.tensor([layout.input_ids], dtype=torch.long, device=self.device)
-        positions = torch.tensor([layout.position_ids], dtype=torch.long, device=self.device)
-        out = self._backbone(input_ids=ids, position_ids=positions, layout=layout, use_cache=False)
-        hidden = out.last_hidden_state[0]
-        ends = torch.tensor(layout.ends, dtype=torch.long, device=self.device)
+        return self._scores(self.prepare(layout))
+
+    def score_prepared(self, prepared: Any) -> list[list[float]]:
+        """`score_layout` for what `prepare` returned (the batcher's runner thread)."""
+        return [[float(v) for v in row] for row in self._scores(prepared).tolist()]
+
+    def prepare(self, layout: PackedLayout) -> Ready | PackedLayout:
+        """The host side of a forward, done ahead on another thread: the row's tensors,
+        copied to the device on a stream of their own (the forward waits for it)."""
+        if self.mode == PADDED:
+            return layout
+        with self._copies.context():
+            row = packed_row(layout, self.device, self.mode, self.spec.row_bucket)  # type: ignore[arg-type]
+            ids = torch.full((1, row.length), self.pad_id, dtype=torch.long)
+            ids[0, : layout.computed_tokens] = torch.tensor(layout.input_ids, dtype=torch.long)
+            ends = torch.tensor(layout.ends, dtype=torch.long)
+            ready = Ready(row, to_device(ids, self.device), to_device(ends, self.device))
+            ready.copied = self._copies.record()
+        return ready
+
+    @torch.inference_mode()
+    def _scores(self, prepared: Ready | PackedLayout) -> torch.Tensor:
+        try:
+            if isinstance(prepared, PackedLayout):
+                return self._score_padded(prepared)
+            self._copies.wait(prepared.copied, prepared.tensors())
+            row = prepared.row
+            out = self._backbone(
+                input_ids=prepared.ids, position_ids=row.position[None, :], packed=row,
+                use_cache=False,
+            )  # fmt: skip
+            return self._head(out.last_hidden_state[0], prepared.ends)
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()  # give the smaller retries the cached blocks back
+            raise
+
+    def _score_padded(self, layout: PackedLayout) -> torch.Tensor:
+        """The plain forward on one right-padded batch of the layout's sequences."""
+        sequences = unpacked(layout)
+        width = max(len(seq) for seq in sequences)
+        ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for index, seq in enumerate(sequences):
+            ids[index, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            mask[index, : len(seq)] = 1
+        out = self._backbone(
+            input_ids=ids.to(self.device), attention_mask=mask.to(self.device), use_cache=False
+        )
+        hidden = out.last_hidden_state.reshape(-1, out.last_hidden_state.shape[-1])
+        ends = torch.tensor(
+            [row * width + len(seq) for row, seq in enumerate(sequences)], device=self.device
+        )
+        return self._head(hidden, ends)
+
+    def _head(self, hidden: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
+        """Norm and head on the tokens before ``ends`` of ``hidden`` (N, D): (S, K) on CPU."""
         if self.head is not None:
             scores = score_last_tokens(hidden, ends, self.head)
         else:  # a final norm the kernel does not know: same gather, the model's own modules
@@ -120,6 +197,57 @@ class RewardModel:
         else:
             value = raw
         return value, dict(zip(self.labels, scores, strict=True))
+
+
+@dataclass
+class Ready:
+    """A layout prepared for the forward: its row and tensors on the device, and the event
+    their copies complete at (CUDA; None elsewhere)."""
+
+    row: PackedRow
+    ids: torch.Tensor
+    ends: torch.Tensor
+    copied: Any = None
+
+    def tensors(self) -> list[torch.Tensor]:
+        row = self.row
+        return [self.ids, self.ends, row.unit, row.segment, row.in_prefix, row.position]
+
+
+class CopyStream:
+    """A CUDA stream for host-to-device copies made off the forward's thread (a no-op on
+    other devices)."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None  # type: ignore[no-untyped-call]
+
+    def context(self) -> Any:
+        """Make the copy stream current (for the preparing thread)."""
+        return torch.cuda.stream(self.stream) if self.stream is not None else nullcontext()
+
+    def record(self) -> Any:
+        """An event marking the copies queued so far on the copy stream."""
+        return self.stream.record_event() if self.stream is not None else None
+
+    def wait(self, event: Any, tensors: list[torch.Tensor]) -> None:
+        """Make the current stream wait for ``event`` and own ``tensors`` from now on (so
+        the allocator does not reuse their memory while the forward still reads them)."""
+        if event is None:
+            return
+        current = torch.cuda.current_stream(self.stream.device if self.stream else None)
+        current.wait_event(event)
+        for tensor in tensors:
+            tensor.record_stream(current)
+
+
+def unpacked(layout: PackedLayout) -> list[list[int]]:
+    """The layout's sequences as the model would see them alone, in input order."""
+    found: dict[int, list[int]] = {}
+    for unit in layout.units:
+        prefix = layout.input_ids[unit.prefix[0] : unit.prefix[1]]
+        for s0, s1 in unit.suffixes:
+            found[s1] = prefix + layout.input_ids[s0:s1]
+    return [found[end] for end in layout.ends]
 
 
 def _load_tokenizer(path: str) -> Any:

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DType = Literal["float32", "bfloat16", "float16", "auto"]
 Activation = Literal["none", "sigmoid", "tanh"]
+Attention = Literal["auto", "flex", "segments", "padded"]
 
 
 class ModelSpec(BaseModel):
@@ -34,6 +35,14 @@ class ModelSpec(BaseModel):
     max_length: int | None = Field(default=None, gt=1)
     activation: Activation = "none"
     objective: str | int = 0
+    attention: Attention = "auto"
+    """How a packed row attends (`gpu_rm.attention`): ``flex`` (one FlexAttention call
+    per layer), ``segments`` (one SDPA call per prefix and suffix), ``padded`` (no
+    packing: plain padded batches). ``auto``: flex on CUDA, segments on CPU unless the
+    model needs flex (sliding windows, soft-capping), padded for a model whose attention
+    packing cannot reproduce (bidirectional, chunked, or an unverified architecture)."""
+    row_bucket: int = Field(default=1024, ge=1)
+    """Flex rows are padded to a multiple of this, so compiled kernels are reused."""
 
 
 class RMSettings(BaseSettings):

@@ -45,8 +45,19 @@ def build_tokenizer(path: Path) -> Any:
     return tok
 
 
+FAMILIES = {
+    "llama": ("LlamaConfig", "LlamaForSequenceClassification"),
+    "qwen2": ("Qwen2Config", "Qwen2ForSequenceClassification"),
+    "mistral": ("MistralConfig", "MistralForSequenceClassification"),
+    "gemma2": ("Gemma2Config", "Gemma2ForSequenceClassification"),
+    "gemma3_text": ("Gemma3TextConfig", "Gemma3TextForSequenceClassification"),
+    "olmo": ("OlmoConfig", "OlmoForSequenceClassification"),
+}
+
+
 def build_model(path: Path, family: str, num_labels: int = 1, **overrides: Any) -> Path:
-    """Save a randomly initialised tiny ``family`` (llama | qwen2) reward model at ``path``."""
+    """Save a randomly initialised tiny ``family`` (a `FAMILIES` key) reward model at
+    ``path``."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(1234)
@@ -60,12 +71,9 @@ def build_model(path: Path, family: str, num_labels: int = 1, **overrides: Any) 
         common["id2label"] = {i: f"objective_{i}" for i in range(num_labels)}
         common["label2id"] = {f"objective_{i}": i for i in range(num_labels)}
     common.update(overrides)
-    if family == "llama":
-        config = transformers.LlamaConfig(**common)
-        model = transformers.LlamaForSequenceClassification(config)
-    else:
-        config = transformers.Qwen2Config(**common)
-        model = transformers.Qwen2ForSequenceClassification(config)
+    config_class, model_class = FAMILIES[family]
+    config = getattr(transformers, config_class)(**common)
+    model = getattr(transformers, model_class)(config)
     # Random init gives a near-constant head; spread the weights so scores differ clearly.
     with torch.no_grad():
         for param in model.parameters():

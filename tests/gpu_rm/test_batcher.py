@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import CancelledError
 
 import pytest
 
 from gpu_rm.batcher import Batcher, DeadlineExpired
 from gpu_rm.encoding import Encoded
-from gpu_rm.errors import BatchFailed, Overloaded
+from gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded
 from gpu_rm.packing import PackedLayout
 
 
@@ -113,4 +114,82 @@ def test_a_failing_item_does_not_fail_its_batch_mates() -> None:
     assert futures[2].result(5).scores == [5.0]
     with pytest.raises(BatchFailed, match="poisoned"):
         futures[1].result(5)
+    batcher.close()
+
+
+class OutOfMemoryError(RuntimeError):
+    """Named as torch's is: the batcher recognises it by name."""
+
+
+class SmallDevice(RecordingScorer):
+    """Runs out of memory on batches of more than ``fits`` items, and always on
+    ``hog``'s token."""
+
+    def __init__(self, fits: int, hog: int | None = None) -> None:
+        super().__init__()
+        self.fits, self.hog = fits, hog
+        self.sizes: list[int] = []
+
+    def score_layout(self, layout: PackedLayout) -> list[list[float]]:
+        self.sizes.append(len(layout.ends))
+        if len(layout.ends) > self.fits or (self.hog is not None and self.hog in layout.input_ids):
+            raise OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return super().score_layout(layout)
+
+
+def test_out_of_memory_splits_the_batch_in_halves() -> None:
+    scorer = SmallDevice(fits=2)
+    batcher = Batcher(scorer, max_wait_s=0.1)
+    futures = batcher.submit([enc([i]) for i in range(1, 9)])
+    assert sorted(f.result(5).scores[0] for f in futures) == [float(i) for i in range(1, 9)]
+    assert scorer.sizes[:3] == [8, 4, 2]  # halves, not item by item
+    assert batcher.stats.splits == 3
+    batcher.close()
+
+
+def test_an_item_too_big_alone_fails_alone_as_rm_oom() -> None:
+    batcher = Batcher(SmallDevice(fits=8, hog=13), max_wait_s=0.1)
+    futures = batcher.submit([enc([1]), enc([13]), enc([2]), enc([3])])
+    with pytest.raises(OutOfMemory) as failed:
+        futures[1].result(5)
+    assert failed.value.code == "rm_oom"
+    assert [futures[i].result(5).scores for i in (0, 2, 3)] == [[1.0], [2.0], [3.0]]
+    batcher.close()
+
+
+class Pipelined(RecordingScorer):
+    """The first forward cannot finish until the next batch has been prepared: without
+    host work overlapping the forward, the batcher deadlocks (and the test times out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared: list[threading.Event] = []
+        self.overlapped = False
+
+    def prepare(self, layout: PackedLayout) -> PackedLayout:
+        self.prepared.append(threading.Event())
+        self.prepared[-1].set()
+        return layout
+
+    def score_prepared(self, layout: PackedLayout) -> list[list[float]]:
+        if len(self.layouts) == 0:  # the first forward waits for the second preparation
+            self.overlapped = _wait_until(lambda: len(self.prepared) >= 2)
+        return self.score_layout(layout)
+
+
+def _wait_until(check: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+def test_the_next_batch_is_prepared_while_the_forward_runs() -> None:
+    scorer = Pipelined()
+    batcher = Batcher(scorer, max_items=1, max_wait_s=0.0)
+    futures = batcher.submit([enc([1]), enc([2]), enc([3])])
+    assert [f.result(10).scores for f in futures] == [[1.0], [2.0], [3.0]]
+    assert scorer.overlapped
     batcher.close()

@@ -66,12 +66,14 @@ def assert_relative(got: torch.Tensor, want: torch.Tensor, note: str, rtol: floa
     assert worst <= rtol, f"relative error {worst:.2e} ({note})\n{got}\n{want}"
 
 
+@pytest.mark.parametrize("attention", ["segments", "flex", "padded"])
 @pytest.mark.parametrize("name", ["llama", "qwen", "multi"])
 @pytest.mark.parametrize("share", [False, True])
 def test_packed_scores_match_padded_forward(
-    model_dirs: dict[str, Path], name: str, share: bool
+    model_dirs: dict[str, Path], name: str, share: bool, attention: str
 ) -> None:
-    model = load(model_dirs[name])
+    model = load(model_dirs[name], attention=attention, row_bucket=64)
+    assert model.mode == attention
     seed = random.randrange(1 << 30)  # fresh texts every run; the seed is in the message
     items = grpo_items(model, seed)
     layout = pack([TokenSequence(e.ids, e.share_key if share else None) for e in items])
@@ -158,3 +160,24 @@ def test_unknown_words_are_counted(model_dirs: dict[str, Path]) -> None:
 def test_missing_directory_is_unavailable_with_reason(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="failed to load"):
         load(tmp_path / "nope")
+
+
+def test_a_kernel_that_fails_to_compile_fails_the_load_not_the_items(
+    model_dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading ends with a forward: a compile error is the model's load failure, with its
+    reason in readiness, never a forward_failed on every item later."""
+    from gpu_rm import model as model_module
+    from gpu_rm.registry import ModelRegistry
+    from gpu_rm.settings import RMSettings
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("NameError: Cannot access global variable Any from within @jit")
+
+    monkeypatch.setattr(model_module, "score_last_tokens", broken)
+    spec = ModelSpec(path=str(model_dirs["llama"]), dtype="float32", device="cpu")
+    registry = ModelRegistry(RMSettings(models={"rm": spec}))
+    with pytest.raises(ModelUnavailable, match=r"first forward failed.*Cannot access global"):
+        registry.get("rm")
+    report = registry.readiness()["rm"]
+    assert report["state"] == "failed" and "Cannot access global" in report["reason"]
