@@ -132,3 +132,36 @@ def test_rows_are_bucketed_so_shapes_repeat(model_dirs: dict[str, Path]) -> None
         layout = pack([TokenSequence(e.ids, e.share_key) for e in encoded])
         lengths.add(attention.packed_row(layout, model.device, "flex", 128).length)
     assert lengths <= {128, 256, 384}
+
+
+def _rms(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(((a.float() - b.float()) ** 2).mean().sqrt())
+
+
+@pytest.mark.parametrize("wanted", ["segments", "flex"])
+def test_bf16_scores_are_as_close_to_fp32_as_a_bf16_transformers_forward(
+    model_dirs: dict[str, Path], wanted: str
+) -> None:
+    """An absolute bound means little in bf16; the bar is Transformers' own bf16 error."""
+    path = model_dirs["llama"]
+    model = RewardModel.load(
+        "m", ModelSpec(path=str(path), dtype="bfloat16", device="cpu", attention=wanted)
+    )
+    items = groups(model, random.randrange(1 << 30), count=8, size=8)  # RMS over 64 items
+    layout = pack([TokenSequence(e.ids, e.share_key) for e in items])
+    fp32 = padded_reference(path, [e.ids for e in items])
+    hf_bf16 = transformers.AutoModelForSequenceClassification.from_pretrained(
+        path, dtype=torch.bfloat16, attn_implementation="eager"
+    ).eval()
+    width = max(len(e.ids) for e in items)
+    ids = torch.zeros(len(items), width, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for row, e in enumerate(items):
+        ids[row, : len(e.ids)], mask[row, : len(e.ids)] = torch.tensor(e.ids), 1
+    with torch.no_grad():
+        theirs = hf_bf16(input_ids=ids, attention_mask=mask).logits
+    ours = model.score_tensor(layout)
+    assert _rms(ours, fp32) <= 1.25 * _rms(theirs, fp32) + 1e-6, (
+        _rms(ours, fp32),
+        _rms(theirs, fp32),
+    )
