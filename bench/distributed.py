@@ -91,7 +91,7 @@ class Cluster:
     def _spawn(self, args: list[str]) -> None:
         self.procs.append(
             subprocess.Popen(
-                [sys.executable, "-m", "service", *args],
+                [sys.executable, "-m", "referee.service", *args],
                 cwd=ROOT,
                 env=self.env,
                 stdout=subprocess.DEVNULL,

@@ -69,7 +69,7 @@ def baseline_app() -> FastAPI:
 def start(kind: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     if kind == "referee":
-        argv = [sys.executable, "-m", "service", "serve", "--port", str(port)]
+        argv = [sys.executable, "-m", "referee.service", "serve", "--port", str(port)]
         argv += ["--workers", str(workers)]
     else:
         argv = [sys.executable, __file__, "--serve-baseline", str(port)]

@@ -52,9 +52,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from referee.verifiers import Item, Status  # noqa: E402
+from referee.verifiers.judge import JudgeProfile, JudgeVerifier  # noqa: E402
+
 from tests.conftest import free_port, wait_http  # noqa: E402
-from verifiers import Item, Status  # noqa: E402
-from verifiers.judge import JudgeProfile, JudgeVerifier  # noqa: E402
 
 RUBRIC = [
     {"id": "correct", "text": "The final answer is correct.", "weight": 3, "critical": True},

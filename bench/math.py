@@ -41,11 +41,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from referee.verifiers.math import MathVerifier  # noqa: E402
+from referee.verifiers.math import parsing as referee_parsing  # noqa: E402
+from referee.verifiers.types import Item  # noqa: E402
+
 from bench.math_hard import hard_pairs  # noqa: E402
 from tests.verifiers.math.cases import CASES  # noqa: E402
-from verifiers.math import MathVerifier  # noqa: E402
-from verifiers.math import parsing as referee_parsing  # noqa: E402
-from verifiers.types import Item  # noqa: E402
 
 Pair = tuple[str, str, int]  # (gold, response, label)
 
@@ -206,8 +207,8 @@ def run_math_verify(pairs: list[Pair]) -> tuple[dict[str, Any], list[int]]:
 
 
 def run_pool(pairs: list[Pair]) -> dict[str, Any]:
-    from service.local import LocalScorer
-    from service.settings import Settings
+    from referee.service.execution.local import LocalScorer
+    from referee.service.settings import Settings
 
     items = [Item(verifier="math", response=resp, reference=gold) for gold, resp, _ in pairs]
     settings = Settings.model_validate({"cpu_workers": 1, "item_timeout_s": 10.0})

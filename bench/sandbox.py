@@ -32,8 +32,8 @@ from pathlib import Path
 # shadow the `sandbox` package; drop it before importing the package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
 
-from sandbox import Case, Limits, Program, Sandbox, SandboxSettings  # noqa: E402
-from sandbox.backends.bwrap import system_mounts  # noqa: E402
+from referee.sandbox import Case, Limits, Program, Sandbox, SandboxSettings  # noqa: E402
+from referee.sandbox.backends.bwrap import system_mounts  # noqa: E402
 
 TRIVIAL = "print(int(input()) * 2)"
 CPP = '#include <cstdio>\nint main(){long a,b;scanf("%ld %ld",&a,&b);printf("%ld\\n",a+b);}'

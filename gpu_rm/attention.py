@@ -29,10 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
+from referee.gpu_rm.packing import PackedLayout
 from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 from torch.nn.functional import scaled_dot_product_attention
-
-from gpu_rm.packing import PackedLayout
 
 ATTENTION_NAME = "referee_packed"
 AttentionBackend = Literal["flex", "segments"]

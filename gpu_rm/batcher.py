@@ -32,9 +32,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from gpu_rm.encoding import Encoded
-from gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded
-from gpu_rm.packing import PackedLayout, TokenSequence, common_prefix_length, pack
+from referee.gpu_rm.encoding import Encoded
+from referee.gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded
+from referee.gpu_rm.packing import PackedLayout, TokenSequence, common_prefix_length, pack
 
 
 class Scorer(Protocol):

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from gpu_rm.attention import PackedRow, packed_row, register_packed_attention, to_device
-from gpu_rm.encoding import ChatEncoder
-from gpu_rm.errors import ModelUnavailable
-from gpu_rm.kernels import ScoreHead, score_last_tokens
-from gpu_rm.packing import PackedLayout, TokenSequence, pack
-from gpu_rm.settings import ModelSpec
-from gpu_rm.support import PADDED, choose
+from referee.gpu_rm.attention import PackedRow, packed_row, register_packed_attention, to_device
+from referee.gpu_rm.encoding import ChatEncoder
+from referee.gpu_rm.errors import ModelUnavailable
+from referee.gpu_rm.kernels import ScoreHead, score_last_tokens
+from referee.gpu_rm.packing import PackedLayout, TokenSequence, pack
+from referee.gpu_rm.settings import ModelSpec
+from referee.gpu_rm.support import PADDED, choose
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 WARMUP = ([1, 5, 6, 7, 8], [1, 5, 6, 9])

@@ -12,9 +12,9 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from gpu_rm.batcher import Batcher
-from gpu_rm.errors import ModelUnavailable, UnknownModel
-from gpu_rm.settings import RMSettings, load_settings
+from referee.gpu_rm.batcher import Batcher
+from referee.gpu_rm.errors import ModelUnavailable, UnknownModel
+from referee.gpu_rm.settings import RMSettings, load_settings
 
 
 class ServedModel:
@@ -59,7 +59,7 @@ class ModelRegistry:
             if name in self._failed:
                 raise ModelUnavailable(self._failed[name])
             try:
-                from gpu_rm.model import RewardModel
+                from referee.gpu_rm.model import RewardModel
 
                 model = RewardModel.load(name, spec)
             except ModelUnavailable as exc:

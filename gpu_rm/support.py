@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-
-from gpu_rm.attention import AttentionBackend
-from gpu_rm.settings import Attention
+from referee.gpu_rm.attention import AttentionBackend
+from referee.gpu_rm.settings import Attention
 
 Mode = AttentionBackend | str
 PADDED = "padded"

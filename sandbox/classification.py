@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import signal
 
-from sandbox.backends.base import Execution
-from sandbox.types import CaseStatus, Limits, Outcome
+from referee.sandbox.backends.base import Execution
+from referee.sandbox.types import CaseStatus, Limits, Outcome
 
 _OOM_TEXT = re.compile(
     rb"MemoryError|std::bad_alloc|OutOfMemoryError|heap out of memory|"

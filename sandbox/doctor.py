@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sandbox import cgroups, languages
-from sandbox.backends import create
-from sandbox.runner import Sandbox
-from sandbox.settings import SandboxSettings
-from sandbox.types import Case, CaseStatus, Program, SandboxStatus
+from referee.sandbox import cgroups, languages
+from referee.sandbox.backends import create
+from referee.sandbox.runner import Sandbox
+from referee.sandbox.settings import SandboxSettings
+from referee.sandbox.types import Case, CaseStatus, Program, SandboxStatus
 
 _HELLO = {
     "python3": "print('ok')",

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox import cgroups
+from referee.sandbox import cgroups
 
 BOX_PREFIX = "referee-box-"
 _BOX = re.compile(r"referee-box-(\d+)-")

@@ -14,9 +14,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from sandbox import leftovers
-from sandbox.identity import HostIdentity
-from sandbox.types import SandboxFailure
+from referee.sandbox import leftovers
+from referee.sandbox.identity import HostIdentity
+from referee.sandbox.types import SandboxFailure
 
 
 class ProgramDir:

@@ -22,13 +22,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from sandbox import backends, languages, leftovers
-from sandbox.backends.base import Backend, Channel, Job
-from sandbox.classification import outcome
-from sandbox.identity import IdentityPool
-from sandbox.program_dir import ProgramDir
-from sandbox.settings import SandboxSettings
-from sandbox.types import (
+from referee.sandbox import backends, languages, leftovers
+from referee.sandbox.backends.base import Backend, Channel, Job
+from referee.sandbox.classification import outcome
+from referee.sandbox.identity import IdentityPool
+from referee.sandbox.program_dir import ProgramDir
+from referee.sandbox.settings import SandboxSettings
+from referee.sandbox.types import (
     Case,
     CompileOutcome,
     CompileStatus,
@@ -41,7 +41,7 @@ from sandbox.types import (
 )
 
 if TYPE_CHECKING:
-    from sandbox.pyfast.host import ForkServer
+    from referee.sandbox.pyfast.host import ForkServer
 
 # Compilers are multi-threaded (go, rustc, javac); the pids cgroup counts threads.
 _COMPILE_PROCESSES = 512
@@ -286,7 +286,7 @@ class Sandbox:
             and self.backend.name == "bwrap"
         ):
             return None
-        from sandbox.pyfast.host import ForkServer
+        from referee.sandbox.pyfast.host import ForkServer
 
         with self._lock:
             if self._fast is None:

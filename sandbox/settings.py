@@ -11,8 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from sandbox.types import Limits
+from referee.sandbox.types import Limits
 
 
 def _default_parallelism() -> int:

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sandbox.identity import HostIdentity, as_user
-from sandbox.output import CappedOutput
+from referee.sandbox.identity import HostIdentity, as_user
+from referee.sandbox.output import CappedOutput
 
 _CHUNK = 1 << 16
 # After the main process exits, how long to wait for pipe EOF before killing what holds

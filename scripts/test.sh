@@ -30,7 +30,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 PYTHON="${PYTHON:-python3}"
-"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[dev,gpu,trainers]" -e tests/plugins/referee_testplugin
+"$PYTHON" -m pip install -q --disable-pip-version-check --config-settings editable_mode=strict \
+    -e ".[dev,gpu,trainers]" -e tests/plugins/referee_testplugin
 PYTHON="$PYTHON" bash scripts/install-tools.sh  # helm + docker-compose for tests/deploy
 
 "$PYTHON" -m ruff check .

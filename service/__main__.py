@@ -1,6 +1,6 @@
-"""``python -m service`` is the ``referee`` command."""
+"""``python -m referee.service`` is the ``referee`` command."""
 
-from service.cli import app
+from referee.service.cli import app
 
 if __name__ == "__main__":
     app()

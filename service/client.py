@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
-
-from verifiers.base import echo
-from verifiers.types import Item, Result, Status
+from referee.verifiers.base import echo
+from referee.verifiers.types import Item, Result, Status
 
 PRIVATE_ID = "\x00referee-client:"
 

@@ -1,7 +1,7 @@
 """Structured logs: one JSON object per line, carrying the request or job id in context.
 
 `configure` is called by the CLI when a process starts (never at import). The request
-middleware (`service.middleware.RequestObserver`) puts each request's id in `request_id`,
+middleware (`service.http.middleware.RequestObserver`) puts each request's id in `request_id`,
 which every log line of that request carries.
 """
 

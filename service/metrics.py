@@ -9,9 +9,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-
-from verifiers.base import Measured
-from verifiers.types import Result
+from referee.verifiers.base import Measured
+from referee.verifiers.types import Result
 
 LATENCY_BUCKETS = (
     0.0005,

@@ -13,9 +13,8 @@ from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-
-from service.adapters.mapping import ItemMapping
-from service.job_quota import QuotaRules
+from referee.service.adapters.mapping import ItemMapping
+from referee.service.jobs.quota import QuotaRules
 
 
 def _default_workers() -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from verifiers.types import Result, Status
+from referee.verifiers.types import Result, Status
 
 
 @dataclass

@@ -47,7 +47,16 @@ def start_server(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[by
     port = free_port()
     full_env = {**os.environ, "REFEREE_CPU_WORKERS": "2", **(env or {})}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "referee.service",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
         env=full_env,
         cwd=REPO,
         stdout=subprocess.DEVNULL,

@@ -4,10 +4,10 @@ Never imports `service`, FastAPI or Celery: every verifier is a plain typed obje
 can call without a server.
 """
 
-from verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, Verifier
-from verifiers.batch import score_items
-from verifiers.registry import Registry, default_registry
-from verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, Verifier
+from referee.verifiers.batch import score_items
+from referee.verifiers.registry import Registry, default_registry
+from referee.verifiers.types import Item, Pool, Result, Status
 
 __all__ = [
     "Item",

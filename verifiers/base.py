@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-
-from verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.types import Item, Pool, Result, Status
 
 item_timeout_s: ContextVar[float | None] = ContextVar("referee_item_timeout_s", default=None)
 """The executor's per-item limit (seconds) while an in-process verifier (io, gpu pools)

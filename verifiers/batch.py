@@ -13,9 +13,9 @@ import time
 from collections.abc import Sequence
 from itertools import groupby
 
-from verifiers.base import AsyncVerifier, Verifier, echo
-from verifiers.registry import Registry, UnknownVerifier
-from verifiers.types import Item, Result, Status
+from referee.verifiers.base import AsyncVerifier, Verifier, echo
+from referee.verifiers.registry import Registry, UnknownVerifier
+from referee.verifiers.types import Item, Result, Status
 
 
 def score_items(items: Sequence[Item], registry: Registry) -> list[Result]:

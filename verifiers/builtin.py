@@ -8,21 +8,21 @@ imported.
 
 from __future__ import annotations
 
-from verifiers.base import Verifier
-from verifiers.code import CodeVerifier, VerilogVerifier
-from verifiers.code.raw_run import RawRunVerifier
-from verifiers.judge import JudgeVerifier
-from verifiers.math import MathVerifier
-from verifiers.python_grader import PythonGraderVerifier
-from verifiers.reward_model import RewardModelVerifier
-from verifiers.rules.calibration import CalibrationVerifier
-from verifiers.rules.choice import ChoiceVerifier
-from verifiers.rules.composite import CompositeVerifier
-from verifiers.rules.format_check import FormatVerifier
-from verifiers.rules.length import LengthVerifier
-from verifiers.rules.similarity import SimilarityVerifier
-from verifiers.rules.string_match import StringVerifier
-from verifiers.sql import SqlVerifier
+from referee.verifiers.base import Verifier
+from referee.verifiers.code import CodeVerifier, VerilogVerifier
+from referee.verifiers.code.raw_run import RawRunVerifier
+from referee.verifiers.judge import JudgeVerifier
+from referee.verifiers.math import MathVerifier
+from referee.verifiers.python_grader import PythonGraderVerifier
+from referee.verifiers.reward_model import RewardModelVerifier
+from referee.verifiers.rules.calibration import CalibrationVerifier
+from referee.verifiers.rules.choice import ChoiceVerifier
+from referee.verifiers.rules.composite import CompositeVerifier
+from referee.verifiers.rules.format_check import FormatVerifier
+from referee.verifiers.rules.length import LengthVerifier
+from referee.verifiers.rules.similarity import SimilarityVerifier
+from referee.verifiers.rules.string_match import StringVerifier
+from referee.verifiers.sql import SqlVerifier
 
 
 def builtin_verifiers() -> list[Verifier]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from verifiers.types import GroupStats, Item, Result, Status
+from referee.verifiers.types import GroupStats, Item, Result, Status
 
 ZERO_VARIANCE_EPS = 1e-12
 

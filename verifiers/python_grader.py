@@ -17,9 +17,8 @@ import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from sandbox import CaseStatus
-from verifiers.base import (
+from referee.sandbox import CaseStatus
+from referee.verifiers.base import (
     ItemInvalid,
     ItemTimeout,
     ItemVerifier,
@@ -27,8 +26,8 @@ from verifiers.base import (
     Params,
     parse_reference,
 )
-from verifiers.sandboxed_python import run_python
-from verifiers.types import Item, Pool
+from referee.verifiers.sandboxed_python import run_python
+from referee.verifiers.types import Item, Pool
 
 MARKER = "\x1ereferee-score:"
 

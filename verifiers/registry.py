@@ -1,6 +1,6 @@
 """Find verifiers by name: the built-ins plus third-party ones from entry points.
 
-Third-party packages declare verifiers in the ``referee.verifiers`` entry-point group.
+Third-party packages declare verifiers in the ``verifiers`` entry-point group.
 An entry point may name a verifier instance, a verifier class (instantiated with no
 arguments) or a zero-argument function returning a list of verifiers. A plugin that
 fails to load is recorded in `Registry.load_errors` and skipped: one broken plugin must
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from verifiers.base import Verifier
+from referee.verifiers.base import Verifier
 
 ENTRY_POINT_GROUP = "referee.verifiers"
 
@@ -99,7 +99,7 @@ def _instantiate(ep: EntryPoint) -> Iterable[Verifier]:
 
 def default_registry() -> Registry:
     """A fresh registry with the built-in verifiers and every installed plugin."""
-    from verifiers.builtin import builtin_verifiers
+    from referee.verifiers.builtin import builtin_verifiers
 
     registry = Registry()
     for verifier in builtin_verifiers():

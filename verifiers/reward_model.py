@@ -19,14 +19,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
-
-from verifiers.base import Params, describe_validation_error, echo
-from verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.base import Params, describe_validation_error, echo
+from referee.verifiers.types import Item, Pool, Result, Status
 
 if TYPE_CHECKING:
-    from gpu_rm.batcher import Scored
-    from gpu_rm.encoding import Encoded, Turn
-    from gpu_rm.registry import ModelRegistry, ServedModel
+    from referee.gpu_rm.batcher import Scored
+    from referee.gpu_rm.encoding import Encoded, Turn
+    from referee.gpu_rm.registry import ModelRegistry, ServedModel
 
 
 class RewardModelParams(Params):
@@ -114,7 +113,7 @@ class RewardModelVerifier:
         jobs: list[tuple[int, Item, RewardModelParams]],
         results: list[Result | None],
     ) -> None:
-        from gpu_rm.errors import RewardModelError, UnknownModel
+        from referee.gpu_rm.errors import RewardModelError, UnknownModel
 
         try:
             served = await asyncio.to_thread(registry.get, name)
@@ -158,8 +157,8 @@ async def _await_all(futures: list[Future[Scored]]) -> list[Scored | BaseExcepti
 
 
 def _result(served: ServedModel, name: str, enc: Encoded, outcome: Any) -> Result:
-    from gpu_rm.batcher import DeadlineExpired, Scored
-    from gpu_rm.errors import RewardModelError
+    from referee.gpu_rm.batcher import DeadlineExpired, Scored
+    from referee.gpu_rm.errors import RewardModelError
 
     if isinstance(outcome, Scored):
         reward, outputs = served.model.reward(outcome.scores)
@@ -199,7 +198,7 @@ def _parse(item: Item, registry: ModelRegistry) -> tuple[str, RewardModelParams]
 def _encode_all(
     served: ServedModel, jobs: list[tuple[int, Item, RewardModelParams]]
 ) -> list[tuple[int, Encoded | Result]]:
-    from gpu_rm.encoding import Rejected
+    from referee.gpu_rm.encoding import Rejected
 
     out: list[tuple[int, Encoded | Result]] = []
     for index, item, params in jobs:
@@ -233,6 +232,6 @@ def _missing_dependency() -> str | None:
 
 
 def _default_registry() -> ModelRegistry:
-    from gpu_rm.registry import default_registry
+    from referee.gpu_rm.registry import default_registry
 
     return default_registry()

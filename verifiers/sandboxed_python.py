@@ -4,8 +4,8 @@ SQL), in the process's one sandbox, with the sandbox layer's failures mapped to
 
 from __future__ import annotations
 
-from sandbox import Case, Limits, Outcome, Program
-from verifiers.code.runtime import require_ok, shared_sandbox
+from referee.sandbox import Case, Limits, Outcome, Program
+from referee.verifiers.code.runtime import require_ok, shared_sandbox
 
 
 def run_python(

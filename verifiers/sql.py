@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from sandbox import CaseStatus
-from verifiers.base import (
+from referee.sandbox import CaseStatus
+from referee.verifiers.base import (
     ItemError,
     ItemInvalid,
     ItemTimeout,
@@ -35,8 +34,8 @@ from verifiers.base import (
     Params,
     parse_reference,
 )
-from verifiers.sandboxed_python import run_python
-from verifiers.types import Item, Pool
+from referee.verifiers.sandboxed_python import run_python
+from referee.verifiers.types import Item, Pool
 
 _FENCE = re.compile(r"```[ \t]*(?:sql|sqlite)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")

@@ -4,8 +4,8 @@
 in `gpu_rm.kernels.triton_score` and is imported only when used.
 """
 
-from gpu_rm.kernels.dispatch import Backend, score_last_tokens
-from gpu_rm.kernels.head import ScoreHead
-from gpu_rm.kernels.reference import score_reference
+from referee.gpu_rm.kernels.dispatch import Backend, score_last_tokens
+from referee.gpu_rm.kernels.head import ScoreHead
+from referee.gpu_rm.kernels.reference import score_reference
 
 __all__ = ["Backend", "ScoreHead", "score_last_tokens", "score_reference"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
-
-from gpu_rm.kernels.head import ScoreHead
-from gpu_rm.kernels.reference import score_reference
+from referee.gpu_rm.kernels.head import ScoreHead
+from referee.gpu_rm.kernels.reference import score_reference
 
 Backend = Literal["auto", "triton", "reference"]
 
@@ -24,7 +23,7 @@ def score_last_tokens(
     if backend == "reference" or (backend == "auto" and not hidden.is_cuda):
         return score_reference(hidden, ends, head)
     try:
-        from gpu_rm.kernels.triton_score import score_triton
+        from referee.gpu_rm.kernels.triton_score import score_triton
     except ImportError:
         if backend == "triton":
             raise

@@ -17,8 +17,7 @@ normalised and projected instead of all N tokens.
 from __future__ import annotations
 
 import torch
-
-from gpu_rm.kernels.head import ScoreHead
+from referee.gpu_rm.kernels.head import ScoreHead
 
 
 def score_reference(hidden: torch.Tensor, ends: torch.Tensor, head: ScoreHead) -> torch.Tensor:

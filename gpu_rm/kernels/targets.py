@@ -6,7 +6,7 @@ kernels that its compiler rejects, so numerics on CPU prove nothing about a GPU 
 ``GPUTarget`` down to PTX and a cubin (Triton ships its own ``ptxas``), with the argument
 types each launcher really passes. It must run in a process where ``TRITON_INTERPRET``
 is unset when Triton is first imported (the decorator then builds compilable kernels):
-``python -m gpu_rm.kernels.targets`` does that and exits non-zero on any failure.
+``python -m referee.gpu_rm.kernels.targets`` does that and exits non-zero on any failure.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Build:
 
 def builds() -> list[Build]:
     """Every kernel in every dtype its launcher passes (imports Triton)."""
-    from gpu_rm.kernels import triton_score
+    from referee.gpu_rm.kernels import triton_score
 
     return [b for dtype in _FLOAT_TYPES for b in triton_score.builds(dtype)]
 
@@ -78,7 +78,7 @@ def compile_all(architectures: tuple[int, ...] = ARCHITECTURES) -> list[str]:
 
 
 def main() -> int:
-    """Entry point of ``python -m gpu_rm.kernels.targets``: 0 when every kernel compiles."""
+    """Entry point of ``python -m referee.gpu_rm.kernels.targets``: 0 when every kernel compiles."""
     failures = compile_all()
     for line in failures:
         print(line, file=sys.stderr)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sandbox.identity import HostIdentity
-from sandbox.languages import MemoryRlimit
+from referee.sandbox.identity import HostIdentity
+from referee.sandbox.languages import MemoryRlimit
 
 
 @dataclass(frozen=True)

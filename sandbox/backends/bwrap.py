@@ -29,12 +29,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox import cgroups
-from sandbox.backends.base import Execution, Job, base_env
-from sandbox.identity import IdentityPool, as_user
-from sandbox.settings import SandboxSettings
-from sandbox.supervision import Spawn, Watched, watch
-from sandbox.types import SandboxFailure
+from referee.sandbox import cgroups
+from referee.sandbox.backends.base import Execution, Job, base_env
+from referee.sandbox.identity import IdentityPool, as_user
+from referee.sandbox.settings import SandboxSettings
+from referee.sandbox.supervision import Spawn, Watched, watch
+from referee.sandbox.types import SandboxFailure
 
 BOX = "/box"
 WORK = "/work"

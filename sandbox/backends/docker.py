@@ -20,10 +20,10 @@ import struct
 import time
 from typing import Any
 
-from sandbox.backends.base import Execution, Job, base_env
-from sandbox.output import CappedOutput
-from sandbox.settings import SandboxSettings
-from sandbox.types import SandboxFailure
+from referee.sandbox.backends.base import Execution, Job, base_env
+from referee.sandbox.output import CappedOutput
+from referee.sandbox.settings import SandboxSettings
+from referee.sandbox.types import SandboxFailure
 
 _STREAMS = {1: "stdout", 2: "stderr"}
 

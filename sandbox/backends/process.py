@@ -17,10 +17,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from sandbox.backends.base import Execution, Job, base_env
-from sandbox.settings import SandboxSettings
-from sandbox.supervision import Spawn, watch
-from sandbox.types import SandboxFailure
+from referee.sandbox.backends.base import Execution, Job, base_env
+from referee.sandbox.settings import SandboxSettings
+from referee.sandbox.supervision import Spawn, watch
+from referee.sandbox.types import SandboxFailure
 
 log = logging.getLogger(__name__)
 

@@ -31,13 +31,13 @@ import weakref
 from importlib import resources
 from typing import IO
 
-from sandbox import cgroups
-from sandbox.backends.base import Execution, base_env
-from sandbox.backends.bwrap import isolation_args
-from sandbox.identity import HostIdentity, IdentityPool, as_user
-from sandbox.output import CappedOutput
-from sandbox.settings import SandboxSettings
-from sandbox.types import Case, Limits, Program, SandboxFailure
+from referee.sandbox import cgroups
+from referee.sandbox.backends.base import Execution, base_env
+from referee.sandbox.backends.bwrap import isolation_args
+from referee.sandbox.identity import HostIdentity, IdentityPool, as_user
+from referee.sandbox.output import CappedOutput
+from referee.sandbox.settings import SandboxSettings
+from referee.sandbox.types import Case, Limits, Program, SandboxFailure
 
 _GRACE_S = 2.0
 _CHUNK = 1 << 16
@@ -95,7 +95,7 @@ class ForkServer:
             return self._sock
         self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        source = resources.files("sandbox.pyfast").joinpath("server.py").read_text()
+        source = resources.files("referee.sandbox.pyfast").joinpath("server.py").read_text()
         limits = self.settings.limits
         support = cgroups.detect()
         try:

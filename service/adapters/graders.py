@@ -21,11 +21,10 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
-from verifiers.python_grader import sample_of
-from verifiers.rules.field_error import field_error
-from verifiers.rules.formula import FormulaError, evaluate, parse
-from verifiers.types import Item, Result, Status
+from referee.verifiers.python_grader import sample_of
+from referee.verifiers.rules.field_error import field_error
+from referee.verifiers.rules.formula import FormulaError, evaluate, parse
+from referee.verifiers.types import Item, Result, Status
 
 _TEMPLATE = re.compile(r"\{\{\s*(sample|item)((?:\.[A-Za-z0-9_]+)+)\s*\}\}")
 _SIMILARITY = {"fuzzy_match": "fuzzy", "bleu": "bleu", "rouge_l": "rouge_l"}

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from verifiers.types import Conversation, Item
+from referee.verifiers.types import Conversation, Item
 
 
 class ItemMapping(BaseModel):

@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, Field
-
-from service.adapters.mapping import ItemMapping, group_key
-from verifiers.types import Item, Result, Status
+from referee.service.adapters.mapping import ItemMapping, group_key
+from referee.verifiers.types import Item, Result, Status
 
 
 class RewardRequest(BaseModel):
@@ -75,8 +74,7 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[Any]) -> di
     import os
 
     import orjson
-
-    from service.client import Client, RefereeError
+    from referee.service.client import Client, RefereeError
 
     mapping = ItemMapping.model_validate(
         orjson.loads(os.environ.get("REFEREE_OPENRLHF_MAPPING", "{}"))

@@ -16,10 +16,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
-
-from service.adapters.mapping import ItemMapping, group_key, row_at
-from service.client import loop_client
-from verifiers.types import Result, Status
+from referee.service.adapters.mapping import ItemMapping, group_key, row_at
+from referee.service.client import loop_client
+from referee.verifiers.types import Result, Status
 
 RewardFunc = Callable[..., Awaitable[list[float | None]]]
 

@@ -20,10 +20,9 @@ import threading
 from typing import Any
 
 import orjson
-
-from service.adapters.mapping import ItemMapping
-from service.client import BatchingClient, RefereeError, loop_client
-from verifiers.types import Item, Result, Status
+from referee.service.adapters.mapping import ItemMapping
+from referee.service.client import BatchingClient, RefereeError, loop_client
+from referee.verifiers.types import Item, Result, Status
 
 _lock = threading.Lock()
 _client: BatchingClient | None = None

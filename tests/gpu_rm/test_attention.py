@@ -13,11 +13,12 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from gpu_rm import attention  # noqa: E402
-from gpu_rm.encoding import Encoded  # noqa: E402
-from gpu_rm.model import RewardModel  # noqa: E402
-from gpu_rm.packing import TokenSequence, pack  # noqa: E402
-from gpu_rm.settings import ModelSpec  # noqa: E402
+from referee.gpu_rm import attention  # noqa: E402
+from referee.gpu_rm.encoding import Encoded  # noqa: E402
+from referee.gpu_rm.model import RewardModel  # noqa: E402
+from referee.gpu_rm.packing import TokenSequence, pack  # noqa: E402
+from referee.gpu_rm.settings import ModelSpec  # noqa: E402
+
 from tests.gpu_rm.conftest import build_model, random_text  # noqa: E402
 from tests.gpu_rm.test_model import assert_relative, padded_reference  # noqa: E402
 

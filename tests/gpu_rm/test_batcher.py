@@ -12,11 +12,10 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError
 
 import pytest
-
-from gpu_rm.batcher import Batcher, DeadlineExpired
-from gpu_rm.encoding import Encoded
-from gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded
-from gpu_rm.packing import PackedLayout
+from referee.gpu_rm.batcher import Batcher, DeadlineExpired
+from referee.gpu_rm.encoding import Encoded
+from referee.gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded
+from referee.gpu_rm.packing import PackedLayout
 
 
 class RecordingScorer:

@@ -16,14 +16,14 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from gpu_rm.kernels.targets import builds
+from referee.gpu_rm.kernels.targets import builds
 
 
 def test_every_kernel_compiles_to_cubin_for_sm80_and_sm90() -> None:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_DEFAULT_FP_FUSION"] = "1"
     done = subprocess.run(
-        [sys.executable, "-m", "gpu_rm.kernels.targets"],
+        [sys.executable, "-m", "referee.gpu_rm.kernels.targets"],
         capture_output=True,
         text=True,
         env=env,

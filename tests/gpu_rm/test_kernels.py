@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from gpu_rm.kernels import ScoreHead, score_last_tokens, score_reference  # noqa: E402
-from gpu_rm.kernels.triton_score import score_triton  # noqa: E402
+from referee.gpu_rm.kernels import ScoreHead, score_last_tokens, score_reference  # noqa: E402
+from referee.gpu_rm.kernels.triton_score import score_triton  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 

@@ -16,11 +16,12 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from gpu_rm.encoding import Encoded, Rejected  # noqa: E402
-from gpu_rm.errors import ModelUnavailable  # noqa: E402
-from gpu_rm.model import RewardModel  # noqa: E402
-from gpu_rm.packing import TokenSequence, pack  # noqa: E402
-from gpu_rm.settings import ModelSpec  # noqa: E402
+from referee.gpu_rm.encoding import Encoded, Rejected  # noqa: E402
+from referee.gpu_rm.errors import ModelUnavailable  # noqa: E402
+from referee.gpu_rm.model import RewardModel  # noqa: E402
+from referee.gpu_rm.packing import TokenSequence, pack  # noqa: E402
+from referee.gpu_rm.settings import ModelSpec  # noqa: E402
+
 from tests.gpu_rm.conftest import random_text  # noqa: E402
 
 
@@ -167,9 +168,9 @@ def test_a_kernel_that_fails_to_compile_fails_the_load_not_the_items(
 ) -> None:
     """Loading ends with a forward: a compile error is the model's load failure, with its
     reason in readiness, never a forward_failed on every item later."""
-    from gpu_rm import model as model_module
-    from gpu_rm.registry import ModelRegistry
-    from gpu_rm.settings import RMSettings
+    from referee.gpu_rm import model as model_module
+    from referee.gpu_rm.registry import ModelRegistry
+    from referee.gpu_rm.settings import RMSettings
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("NameError: Cannot access global variable Any from within @jit")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from gpu_rm.packing import TokenSequence, common_prefix_length, pack
+from referee.gpu_rm.packing import TokenSequence, common_prefix_length, pack
 
 
 def test_unshared_sequences_concatenate_with_restarting_positions() -> None:

@@ -14,13 +14,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from gpu_rm.registry import ModelRegistry
-from gpu_rm.settings import ModelSpec, RMSettings
-from verifiers import Item, Status
-from verifiers.base import AsyncVerifier
-from verifiers.builtin import builtin_verifiers
-from verifiers.reward_model import RewardModelVerifier
-from verifiers.types import Pool
+from referee.gpu_rm.registry import ModelRegistry
+from referee.gpu_rm.settings import ModelSpec, RMSettings
+from referee.verifiers import Item, Status
+from referee.verifiers.base import AsyncVerifier
+from referee.verifiers.builtin import builtin_verifiers
+from referee.verifiers.reward_model import RewardModelVerifier
+from referee.verifiers.types import Pool
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,8 +129,8 @@ def test_builtin_registry_serves_rm_and_reports_missing_torch() -> None:
         "        if name.split('.')[0] in ('torch', 'transformers', 'triton'):\n"
         "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
         "sys.meta_path.insert(0, NoGpuExtra())\n"
-        "from verifiers.builtin import builtin_verifiers\n"
-        "from verifiers import Item\n"
+        "from referee.verifiers.builtin import builtin_verifiers\n"
+        "from referee.verifiers import Item\n"
         "rm = next(v for v in builtin_verifiers() if v.name == 'rm')\n"
         "r = rm.score([Item(verifier='rm', response='x')])[0]\n"
         "print(r.status.value, r.error.code, r.error.message)\n"

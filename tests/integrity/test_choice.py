@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from verifiers.rules.choice import ChoiceParams, ChoiceVerifier
-from verifiers.types import Item
+from referee.verifiers.rules.choice import ChoiceParams, ChoiceVerifier
+from referee.verifiers.types import Item
 
 VERIFIER = ChoiceVerifier()
 

@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.math import MathParams, MathVerifier
+from referee.verifiers.types import Item
 
 from tests.integrity import math_grammar as grammar
 from tests.integrity.math_grammar import (
@@ -27,9 +30,6 @@ from tests.integrity.math_grammar import (
     interchangeable,
     wrapped,
 )
-from verifiers.base import ItemInvalid
-from verifiers.math import MathParams, MathVerifier
-from verifiers.types import Item
 
 VERIFIER = MathVerifier()
 PARAMS: list[dict[str, Any]] = [

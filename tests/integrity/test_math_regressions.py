@@ -7,10 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from verifiers.base import ItemInvalid
-from verifiers.math import MathParams, MathVerifier
-from verifiers.types import Item
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.math import MathParams, MathVerifier
+from referee.verifiers.types import Item
 
 VERIFIER = MathVerifier()
 

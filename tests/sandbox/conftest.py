@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from referee.sandbox import Limits, Sandbox, SandboxSettings
+from referee.sandbox.backends.bwrap import BwrapBackend
 
-from sandbox import Limits, Sandbox, SandboxSettings
-from sandbox.backends.bwrap import BwrapBackend
 from tests.conftest import require
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +68,7 @@ def sandboxed_pids() -> list[int]:
 
 def leftover_cgroups() -> list[Path]:
     """Groups named after this test process that still exist."""
-    from sandbox import cgroups
+    from referee.sandbox import cgroups
 
     support = cgroups.detect()
     if support is None:

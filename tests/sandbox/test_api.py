@@ -6,8 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from sandbox import (
+from referee.sandbox import (
     Case,
     CaseStatus,
     CompileStatus,

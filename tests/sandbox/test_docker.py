@@ -4,9 +4,8 @@ machine has no Docker daemon), or when the sandbox image is not built."""
 from __future__ import annotations
 
 import pytest
-
-from sandbox import Case, CaseStatus, Program, Sandbox, SandboxSettings, SandboxStatus
-from sandbox.backends.docker import DockerBackend
+from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxSettings, SandboxStatus
+from referee.sandbox.backends.docker import DockerBackend
 
 from .conftest import FAST
 

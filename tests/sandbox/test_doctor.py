@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sandbox import SandboxSettings, languages
-from sandbox.doctor import _check_identity, check_host
+from referee.sandbox import SandboxSettings, languages
+from referee.sandbox.doctor import _check_identity, check_host
 
 from .conftest import needs_bwrap
 

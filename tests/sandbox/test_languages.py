@@ -6,8 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from referee.sandbox import (
+    Case,
+    CaseStatus,
+    CompileStatus,
+    Program,
+    Sandbox,
+    SandboxStatus,
+    languages,
+)
 
-from sandbox import Case, CaseStatus, CompileStatus, Program, Sandbox, SandboxStatus, languages
 from tests.conftest import require
 
 from .conftest import FAST

@@ -14,15 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from referee.sandbox import cgroups, leftovers
 
-from sandbox import cgroups, leftovers
 from tests.conftest import REPO
 
 from .conftest import needs_bwrap, sandboxed_pids
 
 _KILLED_MID_RUN = """
 import sys
-from sandbox import Case, Limits, Program, Sandbox, SandboxSettings
+from referee.sandbox import Case, Limits, Program, Sandbox, SandboxSettings
 settings = SandboxSettings(backend="bwrap", python_fast_path=False)
 with Sandbox(settings) as box:
     box.run(Program(language="python3", source="import time; time.sleep(60)"), [Case()],

@@ -12,7 +12,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from sandbox import Case, CaseStatus, Outcome, Program, Sandbox, SandboxSettings, SandboxStatus
+from referee.sandbox import (
+    Case,
+    CaseStatus,
+    Outcome,
+    Program,
+    Sandbox,
+    SandboxSettings,
+    SandboxStatus,
+)
 
 from .conftest import FAST, fast_path_strays
 

@@ -4,9 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-
-from service.app import create_app
-from service.settings import Settings
+from referee.service.http.app import create_app
+from referee.service.settings import Settings
 
 
 def small_settings(**overrides: object) -> Settings:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import orjson
 import pytest
+from referee.service.client import Client, RefereeError
+from referee.verifiers import Item, Status
 
-from service.client import Client, RefereeError
 from tests.conftest import REPO
-from verifiers import Item, Status
 
 ITEMS = [
     {"id": "right", "verifier": "string", "response": "a", "reference": "a"},
@@ -27,7 +27,7 @@ ITEMS = [
 
 def referee(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "service", *args],
+        [sys.executable, "-m", "referee.service", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

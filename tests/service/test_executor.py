@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from referee.service.execution.process_pool import ProcessPool
+from referee.verifiers import Item, Result, Status
 
-from service.process_pool import ProcessPool
 from tests.service.conftest import wait_alive
-from verifiers import Item, Result, Status
 
 SLACK_S = 0.5
 
@@ -190,10 +190,11 @@ def test_queued_chunks_answer_at_their_own_deadline(pool: ProcessPool) -> None:
 def test_a_pool_that_cannot_start_leaves_no_workers_and_answers_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from service import process_pool
-    from service.executor import EmbeddedExecutor
+    from referee.service.execution import process_pool
+    from referee.service.execution.executor import EmbeddedExecutor
+    from referee.verifiers import Pool, default_registry
+
     from tests.service.conftest import small_settings
-    from verifiers import Pool, default_registry
 
     real_spawn = process_pool._Slot.spawn
     started: list[process_pool._Slot] = []

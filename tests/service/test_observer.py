@@ -9,8 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-
-from service.logs import JsonFormatter
+from referee.service.logs import JsonFormatter
 
 ITEM = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
 

@@ -1,4 +1,4 @@
-"""Third-party verifiers load from the ``referee.verifiers`` entry-point group.
+"""Third-party verifiers load from the ``verifiers`` entry-point group.
 
 The test plugin package (tests/plugins/referee_testplugin) is pip-installed by the test
 command; it declares ``reverse`` (a class), a factory of misbehaving verifiers, and one
@@ -8,8 +8,7 @@ entry point that points at a missing module.
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-
-from verifiers import Item, default_registry, score_items
+from referee.verifiers import Item, default_registry, score_items
 
 
 def test_plugin_class_and_factory_entry_points_are_registered() -> None:

@@ -3,8 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from verifiers import Item, Registry, Result, default_registry, score_items
+from referee.verifiers import Item, Registry, Result, default_registry, score_items
 
 
 @pytest.fixture(scope="session")

@@ -4,13 +4,21 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import pytest
-
-from verifiers import Item, ItemVerifier, Outcome, Params, Registry, Result, Status, score_items
-from verifiers.base import ItemError, ItemInvalid, ItemTimeout
-from verifiers.rules.composite import CompositeVerifier
-from verifiers.rules.nesting import MAX_NESTING
-from verifiers.rules.string_match import StringVerifier
-from verifiers.types import Pool
+from referee.verifiers import (
+    Item,
+    ItemVerifier,
+    Outcome,
+    Params,
+    Registry,
+    Result,
+    Status,
+    score_items,
+)
+from referee.verifiers.base import ItemError, ItemInvalid, ItemTimeout
+from referee.verifiers.rules.composite import CompositeVerifier
+from referee.verifiers.rules.nesting import MAX_NESTING
+from referee.verifiers.rules.string_match import StringVerifier
+from referee.verifiers.types import Pool
 
 EQ = {"verifier": "string"}
 LYON = {"verifier": "string", "reference": "Lyon"}

@@ -3,8 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from verifiers import Status
+from referee.verifiers import Status
 
 CHARS = {"mode": "linear", "unit": "chars"}
 DAPO = {"mode": "dapo", "max_length": 100, "cache": 20}

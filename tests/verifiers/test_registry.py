@@ -4,11 +4,10 @@ from listings, from lookups and from verifiers that nest others."""
 from __future__ import annotations
 
 import pytest
-
-from verifiers import Item, Status, score_items
-from verifiers.code.raw_run import RAW_RUN, RawRunVerifier
-from verifiers.registry import Registry, UnknownVerifier, default_registry
-from verifiers.rules.composite import CompositeVerifier
+from referee.verifiers import Item, Status, score_items
+from referee.verifiers.code.raw_run import RAW_RUN, RawRunVerifier
+from referee.verifiers.registry import Registry, UnknownVerifier, default_registry
+from referee.verifiers.rules.composite import CompositeVerifier
 
 
 def test_internal_verifiers_are_unlisted_and_unknown_to_clients() -> None:

@@ -4,8 +4,7 @@ import math
 from typing import Any
 
 import pytest
-
-from verifiers import Status
+from referee.verifiers import Status
 
 E = math.exp(-1)  # BLEU brevity penalty of a 3-word hypothesis against 6 reference words
 CAT = "the cat sat on the mat"

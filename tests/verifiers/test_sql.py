@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from verifiers import Status
-from verifiers.sql import extract_sql, has_order_by, same_results
+from referee.verifiers import Status
+from referee.verifiers.sql import extract_sql, has_order_by, same_results
 
 SCHEMA = """
 CREATE TABLE emp (id INTEGER PRIMARY KEY, name TEXT, dept TEXT, salary REAL);

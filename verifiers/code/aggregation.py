@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from verifiers.code.suite import Subtask
+from referee.verifiers.code.suite import Subtask
 
 Aggregate = Literal["pass_rate", "all", "subtasks"]
 

@@ -14,9 +14,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
-from verifiers.base import ItemInvalid
-from verifiers.code.runtime import require_ok
+from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.code.runtime import require_ok
 
 FILES = ("input.txt", "expected.txt", "actual.txt")
 

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from sandbox import Case, CaseStatus, Limits, Program, RunReport, SandboxStatus
-from verifiers.code.comparison import Comparator, Tolerance, Verdict, compare
-from verifiers.code.runtime import shared_sandbox
+from referee.sandbox import Case, CaseStatus, Limits, Program, RunReport, SandboxStatus
+from referee.verifiers.code.comparison import Comparator, Tolerance, Verdict, compare
+from referee.verifiers.code.runtime import shared_sandbox
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from sandbox import Case, Program
-from verifiers.base import ItemInvalid
-from verifiers.code import inprocess
-from verifiers.code.boundary import assembly
-from verifiers.code.suite import Suite
+from referee.sandbox import Case, Program
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.code import inprocess
+from referee.verifiers.code.boundary import assembly
+from referee.verifiers.code.suite import Suite
 
 RESULT_MARK = "@@referee-result@@ "
 UNSUPPORTED_MARK = "@@referee-unsupported@@ "

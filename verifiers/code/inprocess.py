@@ -26,8 +26,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sandbox import Program
-from verifiers.base import ItemInvalid
+from referee.sandbox import Program
+from referee.verifiers.base import ItemInvalid
 
 PROOF_STATUSES = range(3, 120)
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, parse_reference
-from verifiers.code.execution import RunSpec, encode_execution
-from verifiers.code.runtime import require_ok
-from verifiers.types import Item, Pool
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, parse_reference
+from referee.verifiers.code.execution import RunSpec, encode_execution
+from referee.verifiers.code.runtime import require_ok
+from referee.verifiers.types import Item, Pool
 
 RAW_RUN = "sandbox.run"
 

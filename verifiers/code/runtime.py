@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 
-from sandbox import RunReport, Sandbox, SandboxSettings, SandboxStatus, leftovers
-from verifiers.base import ItemError
+from referee.sandbox import RunReport, Sandbox, SandboxSettings, SandboxStatus, leftovers
+from referee.verifiers.base import ItemError
 
 _sandbox: Sandbox | None = None
 _lock = threading.Lock()

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from verifiers.base import ItemInvalid, describe_validation_error
+from referee.verifiers.base import ItemInvalid, describe_validation_error
 
 Kind = Literal["stdio", "function", "assert"]
 

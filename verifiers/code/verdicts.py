@@ -14,12 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sandbox import CaseStatus, Outcome
-from verifiers.base import ItemError, ItemInvalid
-from verifiers.code.boundary import assembly
-from verifiers.code.comparison import DIFF_CHARS, Comparator, Tolerance, compare, compare_values
-from verifiers.code.harness import returned_value
-from verifiers.code.suite import Suite, TestCase
+from referee.sandbox import CaseStatus, Outcome
+from referee.verifiers.base import ItemError, ItemInvalid
+from referee.verifiers.code.boundary import assembly
+from referee.verifiers.code.comparison import (
+    DIFF_CHARS,
+    Comparator,
+    Tolerance,
+    compare,
+    compare_values,
+)
+from referee.verifiers.code.harness import returned_value
+from referee.verifiers.code.suite import Suite, TestCase
 
 STDERR_CHARS = 300
 

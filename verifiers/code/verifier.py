@@ -18,20 +18,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
-
-from sandbox import Case, CompileStatus, Limits, Outcome, RunReport, Sandbox, languages
-from verifiers.base import ItemInvalid, ItemVerifier, Params
-from verifiers.base import Outcome as Scored
-from verifiers.code import inprocess
-from verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
-from verifiers.code.checker import Judged, run_checker
-from verifiers.code.comparison import Comparator, Tolerance
-from verifiers.code.extraction import extract_code
-from verifiers.code.harness import Plan, build_plan, check_supported
-from verifiers.code.runtime import require_ok, shared_sandbox
-from verifiers.code.suite import Suite, parse_suite
-from verifiers.code.verdicts import Rules, Verdict, judge, skipped, summarise
-from verifiers.types import Item, Pool
+from referee.sandbox import Case, CompileStatus, Limits, Outcome, RunReport, Sandbox, languages
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Params
+from referee.verifiers.base import Outcome as Scored
+from referee.verifiers.code import inprocess
+from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
+from referee.verifiers.code.checker import Judged, run_checker
+from referee.verifiers.code.comparison import Comparator, Tolerance
+from referee.verifiers.code.extraction import extract_code
+from referee.verifiers.code.harness import Plan, build_plan, check_supported
+from referee.verifiers.code.runtime import require_ok, shared_sandbox
+from referee.verifiers.code.suite import Suite, parse_suite
+from referee.verifiers.code.verdicts import Rules, Verdict, judge, skipped, summarise
+from referee.verifiers.types import Item, Pool
 
 COMPILE_OUTPUT_CHARS = 2000
 MAX_CASE_DETAILS = 200

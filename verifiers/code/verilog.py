@@ -15,13 +15,12 @@ import re
 from typing import Any
 
 from pydantic import Field, field_validator
-
-from sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
-from verifiers.base import ItemInvalid, ItemVerifier, Params
-from verifiers.base import Outcome as Scored
-from verifiers.code.extraction import extract_code
-from verifiers.code.runtime import require_ok, shared_sandbox
-from verifiers.types import Item, Pool
+from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Params
+from referee.verifiers.base import Outcome as Scored
+from referee.verifiers.code.extraction import extract_code
+from referee.verifiers.code.runtime import require_ok, shared_sandbox
+from referee.verifiers.types import Item, Pool
 
 OUTPUT_CHARS = 2000
 

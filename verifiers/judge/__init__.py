@@ -4,10 +4,10 @@ See `verifiers.judge.verifier` for the item contract and `verifiers.judge.profil
 configuration.
 """
 
-from verifiers.judge.profiles import JudgeProfile, JudgeSettings
-from verifiers.judge.rubric import Criterion, Rubric
-from verifiers.judge.usage import UsageCollector
-from verifiers.judge.verifier import JudgeVerifier
+from referee.verifiers.judge.profiles import JudgeProfile, JudgeSettings
+from referee.verifiers.judge.rubric import Criterion, Rubric
+from referee.verifiers.judge.usage import UsageCollector
+from referee.verifiers.judge.verifier import JudgeVerifier
 
 __all__ = [
     "Criterion",

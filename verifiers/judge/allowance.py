@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verifiers.base import ItemInvalid
-from verifiers.judge.profiles import JudgeProfile
-from verifiers.judge.prompts import Messages
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.judge.profiles import JudgeProfile
+from referee.verifiers.judge.prompts import Messages
 
 BUDGET = "judge_budget"
 

@@ -8,11 +8,11 @@ then charges the calls actually made, and the prompt bytes.
 
 from __future__ import annotations
 
-from verifiers.base import ItemInvalid
-from verifiers.judge.allowance import BUDGET
-from verifiers.judge.params import JudgeParams
-from verifiers.judge.profiles import JudgeProfile
-from verifiers.judge.rubric import Rubric, split
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.judge.allowance import BUDGET
+from referee.verifiers.judge.params import JudgeParams
+from referee.verifiers.judge.profiles import JudgeProfile
+from referee.verifiers.judge.rubric import Rubric, split
 
 
 def require_within_caps(params: JudgeParams, rubric: Rubric, profile: JudgeProfile) -> None:

@@ -26,10 +26,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from verifiers.base import ItemError, ItemTimeout
-from verifiers.judge.logprobs import TokenLogprob, parse_tokens
-from verifiers.judge.profiles import JudgeProfile
-from verifiers.judge.transport import Response, TransportError, UnsendableRequest, open_pool
+from referee.verifiers.base import ItemError, ItemTimeout
+from referee.verifiers.judge.logprobs import TokenLogprob, parse_tokens
+from referee.verifiers.judge.profiles import JudgeProfile
+from referee.verifiers.judge.transport import Response, TransportError, UnsendableRequest, open_pool
 
 RETRYABLE_STATUS = frozenset({408, 429})
 

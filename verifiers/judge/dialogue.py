@@ -13,15 +13,15 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from verifiers.base import ItemError, ItemInvalid
-from verifiers.judge.allowance import Allowance
-from verifiers.judge.cache import Flights, ReplyCache, cache_key
-from verifiers.judge.client import Choice, ProfileClient
-from verifiers.judge.logprobs import expected_value
-from verifiers.judge.profiles import JudgeProfile
-from verifiers.judge.prompts import REASK, Messages, load_template, seal
-from verifiers.judge.replies import ReplySpec, ReplyUnparsable, Verdict, parse_reply
-from verifiers.judge.usage import Usage, UsageMeter
+from referee.verifiers.base import ItemError, ItemInvalid
+from referee.verifiers.judge.allowance import Allowance
+from referee.verifiers.judge.cache import Flights, ReplyCache, cache_key
+from referee.verifiers.judge.client import Choice, ProfileClient
+from referee.verifiers.judge.logprobs import expected_value
+from referee.verifiers.judge.profiles import JudgeProfile
+from referee.verifiers.judge.prompts import REASK, Messages, load_template, seal
+from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, Verdict, parse_reply
+from referee.verifiers.judge.usage import Usage, UsageMeter
 
 
 @dataclass(frozen=True)

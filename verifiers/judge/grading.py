@@ -10,10 +10,10 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from verifiers.base import ItemError, ItemInvalid, ItemTimeout
-from verifiers.judge.dialogue import Answer, Question, Session
-from verifiers.judge.params import Job
-from verifiers.judge.prompts import (
+from referee.verifiers.base import ItemError, ItemInvalid, ItemTimeout
+from referee.verifiers.judge.dialogue import Answer, Question, Session
+from referee.verifiers.judge.params import Job
+from referee.verifiers.judge.prompts import (
     EXPLICIT,
     IMPLICIT,
     describe_criteria,
@@ -22,10 +22,10 @@ from verifiers.judge.prompts import (
     messages_version,
     reference_block,
 )
-from verifiers.judge.replies import ReplySpec, Slot
-from verifiers.judge.rubric import Criterion, aggregate, split
-from verifiers.judge.usage import Usage
-from verifiers.types import Result, Status
+from referee.verifiers.judge.replies import ReplySpec, Slot
+from referee.verifiers.judge.rubric import Criterion, aggregate, split
+from referee.verifiers.judge.usage import Usage
+from referee.verifiers.types import Result, Status
 
 T = TypeVar("T")
 

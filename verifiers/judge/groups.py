@@ -21,13 +21,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifiers.base import ItemInvalid
-from verifiers.judge.dialogue import Answer, Question, Session
-from verifiers.judge.grading import answer_details, gather_all, question_for
-from verifiers.judge.params import Job
-from verifiers.judge.prompts import PAIRWISE, guidance_block, load_template, reference_block
-from verifiers.judge.replies import ReplySpec, Slot
-from verifiers.types import Result, Status
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.judge.dialogue import Answer, Question, Session
+from referee.verifiers.judge.grading import answer_details, gather_all, question_for
+from referee.verifiers.judge.params import Job
+from referee.verifiers.judge.prompts import PAIRWISE, guidance_block, load_template, reference_block
+from referee.verifiers.judge.replies import ReplySpec, Slot
+from referee.verifiers.types import Result, Status
 
 WINNER = Slot("winner", {"a": 1.0, "b": 0.0, "tie": 0.5, "response a": 1.0, "response b": 0.0})
 

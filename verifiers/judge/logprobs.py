@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from verifiers.judge.replies import Slot
+from referee.verifiers.judge.replies import Slot
 
 _NOISE = ' \t\n":,}'
 

@@ -6,13 +6,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from verifiers.base import Params
-from verifiers.judge.allowance import Allowance
-from verifiers.judge.prompts import Messages
-from verifiers.judge.rubric import MAX_CRITERIA, Rubric
-from verifiers.rules.field_error import field_error
-from verifiers.types import Item
+from referee.verifiers.base import Params
+from referee.verifiers.judge.allowance import Allowance
+from referee.verifiers.judge.prompts import Messages
+from referee.verifiers.judge.rubric import MAX_CRITERIA, Rubric
+from referee.verifiers.rules.field_error import field_error
+from referee.verifiers.types import Item
 
 Mode = Literal["explicit", "implicit", "pairwise", "tournament", "messages"]
 MAX_MESSAGES = 64

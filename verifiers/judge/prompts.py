@@ -27,7 +27,7 @@ from functools import cache
 from importlib.resources import files
 from string import Template
 
-from verifiers.judge.rubric import Criterion
+from referee.verifiers.judge.rubric import Criterion
 
 EXPLICIT = "rubric_explicit.v2"
 IMPLICIT = "rubric_implicit.v2"
@@ -99,7 +99,9 @@ def messages_version(messages: Messages) -> str:
 @cache
 def load_template(template_id: str) -> PromptTemplate:
     """Read ``templates/<template_id>.txt`` once per process."""
-    text = files("verifiers.judge.templates").joinpath(f"{template_id}.txt").read_text("utf-8")
+    text = (
+        files("referee.verifiers.judge.templates").joinpath(f"{template_id}.txt").read_text("utf-8")
+    )
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     system, user = _sections(text)
     return PromptTemplate(

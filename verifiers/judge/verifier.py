@@ -27,8 +27,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
-
-from verifiers.base import (
+from referee.verifiers.base import (
     ItemError,
     ItemInvalid,
     ItemTimeout,
@@ -36,18 +35,18 @@ from verifiers.base import (
     echo,
     item_timeout_s,
 )
-from verifiers.judge.allowance import Allowance
-from verifiers.judge.cache import ReplyCache
-from verifiers.judge.caps import require_within_caps
-from verifiers.judge.dialogue import Answer, Session
-from verifiers.judge.grading import grade_explicit, grade_implicit, grade_messages
-from verifiers.judge.groups import grade_pairwise, run_tournament
-from verifiers.judge.params import Dialogue, Job, JudgeParams
-from verifiers.judge.profiles import JudgeProfile, JudgeSettings, profile_for_model
-from verifiers.judge.prompts import Messages
-from verifiers.judge.rubric import Rubric
-from verifiers.judge.usage import UsageCollector, UsageMeter
-from verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.judge.allowance import Allowance
+from referee.verifiers.judge.cache import ReplyCache
+from referee.verifiers.judge.caps import require_within_caps
+from referee.verifiers.judge.dialogue import Answer, Session
+from referee.verifiers.judge.grading import grade_explicit, grade_implicit, grade_messages
+from referee.verifiers.judge.groups import grade_pairwise, run_tournament
+from referee.verifiers.judge.params import Dialogue, Job, JudgeParams
+from referee.verifiers.judge.profiles import JudgeProfile, JudgeSettings, profile_for_model
+from referee.verifiers.judge.prompts import Messages
+from referee.verifiers.judge.rubric import Rubric
+from referee.verifiers.judge.usage import UsageCollector, UsageMeter
+from referee.verifiers.types import Item, Pool, Result, Status
 
 START_BATCH = 32
 """Item tasks `run_staggered` starts per event-loop turn."""

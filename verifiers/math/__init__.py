@@ -6,6 +6,6 @@ parser), `parsing` (latex2sympy2_extended -> sympy, cached and guarded), `equiva
 (rules per kind), `verifier` (the `MathVerifier`, its params and caches).
 """
 
-from verifiers.math.verifier import MathParams, MathVerifier
+from referee.verifiers.math.verifier import MathParams, MathVerifier
 
 __all__ = ["MathParams", "MathVerifier"]

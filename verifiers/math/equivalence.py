@@ -46,10 +46,9 @@ from fractions import Fraction
 from typing import Any
 
 import sympy
-
-from verifiers.math.fastpath import Number
-from verifiers.math.normalization import Normalized
-from verifiers.math.parsing import (
+from referee.verifiers.math.fastpath import Number
+from referee.verifiers.math.normalization import Normalized
+from referee.verifiers.math.parsing import (
     Equation,
     Interval,
     Node,

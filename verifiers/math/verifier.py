@@ -24,12 +24,11 @@ from typing import Any, Generic, Literal, TypeVar
 
 import sympy
 from pydantic import Field
-
-from verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
-from verifiers.math.equivalence import Policy, Side, compare, not_finite
-from verifiers.math.extraction import DEFAULT_STRATEGIES, Strategy, extract
-from verifiers.math.normalization import Normalized, normalize
-from verifiers.math.parsing import (
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
+from referee.verifiers.math.equivalence import Policy, Side, compare, not_finite
+from referee.verifiers.math.extraction import DEFAULT_STRATEGIES, Strategy, extract
+from referee.verifiers.math.normalization import Normalized, normalize
+from referee.verifiers.math.parsing import (
     MAX_ANSWER_CHARS,
     Scalar,
     Unparsable,
@@ -37,7 +36,7 @@ from verifiers.math.parsing import (
     parse_answer,
     warm_up,
 )
-from verifiers.types import Item
+from referee.verifiers.types import Item
 
 MAX_REFERENCES = 16
 _UNDEFINED = (sympy.zoo, sympy.nan)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import regex
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
-
-from verifiers.base import ItemTimeout, ItemVerifier, Outcome, Params
-from verifiers.rules.nesting import NestedScorer, SubVerifier, reward_of
-from verifiers.types import Item
+from referee.verifiers.base import ItemTimeout, ItemVerifier, Outcome, Params
+from referee.verifiers.rules.nesting import NestedScorer, SubVerifier, reward_of
+from referee.verifiers.types import Item
 
 DEFAULT_CONFIDENCE_PATTERN = r"(?i)<confidence>\s*([^<]*?)\s*</confidence>"
 REGEX_TIMEOUT_S = 0.5

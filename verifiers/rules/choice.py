@@ -32,10 +32,9 @@ from functools import lru_cache
 from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
-
-from verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
-from verifiers.rules.normalization import Normalization
-from verifiers.types import Item
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
+from referee.verifiers.rules.normalization import Normalization
+from referee.verifiers.types import Item
 
 DEFAULT_LETTERS = "ABCDEFGHIJ"
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -6,9 +6,8 @@ import re
 
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
-
-from verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
-from verifiers.rules.formula import (
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
+from referee.verifiers.rules.formula import (
     NAME_PATTERN,
     Chain,
     ChainOp,
@@ -19,13 +18,13 @@ from verifiers.rules.formula import (
     evaluate,
     parse,
 )
-from verifiers.rules.nesting import (
+from referee.verifiers.rules.nesting import (
     FAILURE_PRECEDENCE,
     NestedScorer,
     SubVerifier,
     reward_of,
 )
-from verifiers.types import Item, Result, Status
+from referee.verifiers.types import Item, Result, Status
 
 _NAME = re.compile(NAME_PATTERN)
 

@@ -13,10 +13,9 @@ import re
 from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
-
-from verifiers.base import ItemVerifier, Outcome, Params
-from verifiers.rules.field_error import field_error
-from verifiers.types import Item
+from referee.verifiers.base import ItemVerifier, Outcome, Params
+from referee.verifiers.rules.field_error import field_error
+from referee.verifiers.types import Item
 
 Unit = Literal["chars", "words", "tokens"]
 

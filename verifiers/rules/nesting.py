@@ -14,11 +14,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from verifiers.base import ItemError, ItemInvalid, ItemTimeout
-from verifiers.batch import score_with
-from verifiers.registry import Registry, UnknownVerifier
-from verifiers.types import VERIFIER_PATTERN, Item, Result, Status
+from referee.verifiers.base import ItemError, ItemInvalid, ItemTimeout
+from referee.verifiers.batch import score_with
+from referee.verifiers.registry import Registry, UnknownVerifier
+from referee.verifiers.types import VERIFIER_PATTERN, Item, Result, Status
 
 MAX_NESTING = 4
 """Most levels of sub-verifiers below the top-level item (composites inside composites)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verifiers.base import ItemInvalid
+from referee.verifiers.base import ItemInvalid
 
 
 def text_references(reference: object) -> list[str]:

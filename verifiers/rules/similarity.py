@@ -7,13 +7,12 @@ from typing import Literal
 import regex
 from pydantic import Field
 from rapidfuzz import fuzz
+from referee.verifiers.base import ItemVerifier, Outcome, Params
+from referee.verifiers.rules.normalization import Normalization
+from referee.verifiers.rules.references import text_references
+from referee.verifiers.types import Item
 from rouge_score import rouge_scorer
 from sacrebleu.metrics.bleu import BLEU
-
-from verifiers.base import ItemVerifier, Outcome, Params
-from verifiers.rules.normalization import Normalization
-from verifiers.rules.references import text_references
-from verifiers.types import Item
 
 Metric = Literal["fuzzy", "bleu", "rouge_l"]
 

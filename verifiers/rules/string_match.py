@@ -6,11 +6,10 @@ from typing import Literal
 
 import regex
 from pydantic import Field
-
-from verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
-from verifiers.rules.normalization import Normalization
-from verifiers.rules.references import text_references
-from verifiers.types import Item
+from referee.verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
+from referee.verifiers.rules.normalization import Normalization
+from referee.verifiers.rules.references import text_references
+from referee.verifiers.types import Item
 
 Op = Literal["eq", "ne", "contains", "icontains", "startswith", "endswith", "regex"]
 

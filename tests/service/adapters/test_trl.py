@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-
-from service.adapters.mapping import ItemMapping
-from service.adapters.trl import reward_funcs
+from referee.service.adapters.mapping import ItemMapping
+from referee.service.adapters.trl import reward_funcs
 
 
 def served(url: str) -> float:

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from service.adapters.mapping import ItemMapping
-from service.adapters.trl import reward_funcs
-from service.client import Client
+from referee.service.adapters.mapping import ItemMapping
+from referee.service.adapters.trl import reward_funcs
+from referee.service.client import Client
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -6,9 +6,8 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-from service.adapters import verl
-from service.client import RefereeError
+from referee.service.adapters import verl
+from referee.service.client import RefereeError
 
 
 @pytest.fixture(autouse=True)

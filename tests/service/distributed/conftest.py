@@ -82,7 +82,7 @@ class Cluster:
         argv = [
             sys.executable,
             "-m",
-            "service",
+            "referee.service",
             "worker",
             "--pool",
             pool,
@@ -107,7 +107,7 @@ class Cluster:
         raise TimeoutError(f"{count} {pool} consumers did not show up")
 
     def start_gateway(self) -> None:
-        argv = [sys.executable, "-m", "service", "serve", "--port", str(self.gateway_port)]
+        argv = [sys.executable, "-m", "referee.service", "serve", "--port", str(self.gateway_port)]
         log = (self.workdir / "gateway.log").open("ab")
         self.gateway = subprocess.Popen(argv, cwd=REPO, env=self.env, stdout=log, stderr=log)
         wait_http(f"{self.url}/healthz")

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from referee.service.client import Client, RefereeError
 
-from service.client import Client, RefereeError
 from tests.service.distributed.conftest import Cluster, make_cluster
 
 pytestmark = pytest.mark.integration
@@ -156,7 +156,7 @@ def test_cli_uses_a_job_for_large_files(cluster: Cluster, tmp_path: Path) -> Non
         [
             sys.executable,
             "-m",
-            "service",
+            "referee.service",
             "score",
             str(source),
             "-o",

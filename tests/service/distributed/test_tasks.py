@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.tasks import run_or_fail
-from verifiers import Item, Pool, Status
+from referee.service.distributed.tasks import run_or_fail
+from referee.verifiers import Item, Pool, Status
 
 
 class BrokenEngine:

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import pytest
-
-from verifiers.code.aggregation import Aggregate, aggregate
-from verifiers.code.suite import Subtask
+from referee.verifiers.code.aggregation import Aggregate, aggregate
+from referee.verifiers.code.suite import Subtask
 
 SUBTASKS = [Subtask(cases=[0, 1], weight=30), Subtask(cases=[2, 3], weight=70)]
 

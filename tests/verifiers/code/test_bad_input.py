@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from referee.verifiers import Status
 
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
-from verifiers import Status
 
 ONE = {"inputs": ["1\n"], "outputs": ["1\n"]}
 
@@ -48,8 +48,8 @@ def test_hostile_programs_score_zero_with_a_reason(
 def test_output_flood_is_output_limit() -> None:
     # Several floods through one private sandbox: after an output-limit kill the fast
     # path's control socket may be reset, which must still read as output_limit.
-    from sandbox import Sandbox
-    from verifiers.code import CodeVerifier
+    from referee.sandbox import Sandbox
+    from referee.verifiers.code import CodeVerifier
 
     flood = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)"
     with Sandbox() as box:
@@ -108,9 +108,9 @@ def test_unusable_reference_or_params_is_invalid(
 
 
 def test_broken_sandbox_is_error_never_zero(tmp_path: Any) -> None:
-    from sandbox import Sandbox, SandboxSettings
-    from verifiers import Item
-    from verifiers.code import CodeVerifier
+    from referee.sandbox import Sandbox, SandboxSettings
+    from referee.verifiers import Item
+    from referee.verifiers.code import CodeVerifier
 
     broken = Sandbox(SandboxSettings(bwrap_path=str(tmp_path / "no-bwrap"), python_fast_path=False))
     verifier = CodeVerifier(sandbox=broken)

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from verifiers.code.boundary import assembly, codec
+from referee.verifiers.code.boundary import assembly, codec
 
 plain = st.recursive(
     st.none()

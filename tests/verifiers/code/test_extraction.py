@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 import pytest
-
-from verifiers.code.extraction import extract_code
+from referee.verifiers.code.extraction import extract_code
 
 CASES: list[tuple[str, str | None, str, str]] = [
     # (response, language, expected code, expected source)

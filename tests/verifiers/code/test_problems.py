@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from referee.verifiers import Status
 
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
-from verifiers import Status
 
 PROBLEMS: dict[str, dict[str, Any]] = {
     # a+b per line; the expected output has trailing spaces on purpose.

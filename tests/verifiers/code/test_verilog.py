@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from referee.verifiers import Item, Status
 
 from tests.verifiers.code.conftest import ScoreMany, fenced
-from verifiers import Item, Status
 
 TESTBENCH = """module tb;
   reg [3:0] a, b; wire [4:0] s; integer errors = 0, i, j;

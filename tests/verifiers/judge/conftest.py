@@ -4,9 +4,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+from referee.verifiers.judge import JudgeProfile, JudgeVerifier
 
 from tests.verifiers.judge.endpoint import JudgeEndpoint
-from verifiers.judge import JudgeProfile, JudgeVerifier
 
 
 @pytest.fixture

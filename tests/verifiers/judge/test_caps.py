@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from referee.verifiers import Item, Status
+from referee.verifiers.judge import JudgeVerifier
+from referee.verifiers.judge.prompts import TAG
 
 from tests.verifiers.judge.endpoint import JudgeEndpoint, block, completion, user_text
 from tests.verifiers.judge.scripts import rubric_judge
-from verifiers import Item, Status
-from verifiers.judge import JudgeVerifier
-from verifiers.judge.prompts import TAG
 
 MakeJudge = Callable[..., JudgeVerifier]
 

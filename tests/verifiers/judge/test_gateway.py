@@ -6,13 +6,13 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
+from referee.service.http.app import create_app
+from referee.service.settings import Settings
+from referee.verifiers.judge import JudgeVerifier
+from referee.verifiers.registry import default_registry
 
-from service.app import create_app
-from service.settings import Settings
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply
 from tests.verifiers.judge.scripts import rubric_judge
-from verifiers.judge import JudgeVerifier
-from verifiers.registry import default_registry
 
 RUBRIC = [{"id": "right", "text": "Says Paris.", "weight": 2}, {"id": "short", "text": "Brief."}]
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from referee.verifiers import Item, Status
+from referee.verifiers.judge import JudgeVerifier
 
 from tests.verifiers.judge.endpoint import (
     JudgeEndpoint,
@@ -17,8 +19,6 @@ from tests.verifiers.judge.endpoint import (
     user_text,
 )
 from tests.verifiers.judge.scripts import fair_pairwise_judge, position_biased_judge, quality
-from verifiers import Item, Status
-from verifiers.judge import JudgeVerifier
 
 MakeJudge = Callable[..., JudgeVerifier]
 

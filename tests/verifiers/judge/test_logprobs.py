@@ -3,10 +3,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from referee.verifiers.judge.logprobs import expected_value, parse_tokens
+from referee.verifiers.judge.replies import Slot
 
 from tests.verifiers.judge.endpoint import char_logprobs
-from verifiers.judge.logprobs import expected_value, parse_tokens
-from verifiers.judge.replies import Slot
 
 SCALE = Slot("score", {str(v): float(v) for v in range(1, 6)}, (1, 5))
 TEXT = '{"score": 4}'

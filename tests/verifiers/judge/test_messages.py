@@ -9,12 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from referee.verifiers import Item, Status
+from referee.verifiers.judge import JudgeVerifier
+from referee.verifiers.judge.prompts import messages_version
 
 from tests.verifiers.judge.conftest import fast_profile
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
-from verifiers import Item, Status
-from verifiers.judge import JudgeVerifier
-from verifiers.judge.prompts import messages_version
 
 MakeJudge = Callable[..., JudgeVerifier]
 

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import pytest
-
-from verifiers.judge.replies import ReplySpec, ReplyUnparsable, Slot, parse_reply
-from verifiers.judge.rubric import Criterion
+from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, Slot, parse_reply
+from referee.verifiers.judge.rubric import Criterion
 
 BINARY = Criterion(id="clear", text="t").scale()
 ORDINAL = Criterion(id="tone", text="t", kind="ordinal", choices=["rude", "neutral", "kind"])

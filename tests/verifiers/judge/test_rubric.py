@@ -4,8 +4,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-
-from verifiers.judge.rubric import Criterion, Rubric, aggregate, split
+from referee.verifiers.judge.rubric import Criterion, Rubric, aggregate, split
 
 
 def crit(cid: str, weight: float = 1.0, **kw: Any) -> Criterion:

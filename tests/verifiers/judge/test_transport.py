@@ -12,10 +12,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import require
-from verifiers.judge import transport
-from verifiers.judge.transport import (
+from referee.verifiers.judge import transport
+from referee.verifiers.judge.transport import (
     Origin,
     Pool,
     ProxiedPool,
@@ -24,6 +22,8 @@ from verifiers.judge.transport import (
     open_pool,
     proxied,
 )
+
+from tests.conftest import require
 
 from .endpoint import JudgeEndpoint, completion
 

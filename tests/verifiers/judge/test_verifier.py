@@ -8,12 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from referee.verifiers import Item, Status
+from referee.verifiers.judge import JudgeVerifier
+from referee.verifiers.judge.prompts import EXPLICIT, IMPLICIT, load_template
 
 from tests.verifiers.judge.endpoint import JudgeEndpoint, block, char_logprobs, completion
 from tests.verifiers.judge.scripts import rubric_judge
-from verifiers import Item, Status
-from verifiers.judge import JudgeVerifier
-from verifiers.judge.prompts import EXPLICIT, IMPLICIT, load_template
 
 RUBRIC = [
     {"id": "correct", "text": "The answer is correct.", "weight": 3, "critical": True},

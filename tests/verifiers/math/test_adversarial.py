@@ -7,10 +7,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-
-from service.local import LocalScorer
-from service.settings import Settings
-from verifiers import Item, Status
+from referee.service.execution.local import LocalScorer
+from referee.service.settings import Settings
+from referee.verifiers import Item, Status
 
 DEADLINE_S = 1.0
 SLACK_S = 0.2

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from referee.verifiers import Status
 
 from tests.verifiers.math.cases import CASES
-from verifiers import Status
 
 
 @pytest.mark.parametrize(("category", "gold", "response", "expected"), CASES)

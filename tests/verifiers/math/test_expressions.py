@@ -12,10 +12,9 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
-
-from verifiers.math import expressions
-from verifiers.math.equivalence import not_finite
-from verifiers.math.parsing import _CONVERSION, _NORMALIZATION
+from referee.verifiers.math import expressions
+from referee.verifiers.math.equivalence import not_finite
+from referee.verifiers.math.parsing import _CONVERSION, _NORMALIZATION
 
 atoms = st.sampled_from(
     ["x", "y", "a_1", "a_{12}", "\\theta", "\\pi", "e", "2", "3", "7", "12", "0.5", "\\infty"]

@@ -3,9 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from verifiers import Status
-from verifiers.math.extraction import DEFAULT_STRATEGIES, boxed_contents, extract
+from referee.verifiers import Status
+from referee.verifiers.math.extraction import DEFAULT_STRATEGIES, boxed_contents, extract
 
 EXTRACTION: list[tuple[str, dict[str, Any], str | None, str]] = [
     # (response, options, expected answer, expected source)

@@ -3,8 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from verifiers import Status
+from referee.verifiers import Status
 
 POLICIES: list[tuple[str, str, dict[str, Any], float]] = [
     # (gold, answer, params, expected)
@@ -54,8 +53,8 @@ def test_policies(score, gold, answer, params, expected) -> None:  # type: ignor
 
 
 def test_gold_is_parsed_once_and_pairs_are_cached(registry) -> None:  # type: ignore[no-untyped-def]
-    from verifiers import Item
-    from verifiers.math import MathVerifier
+    from referee.verifiers import Item
+    from referee.verifiers.math import MathVerifier
 
     verifier = MathVerifier()
     items = [

@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from sandbox import Case, Program
+from referee.sandbox import Case, Program
 
 MODULE = "solution"
 RUNTIME = "referee_boundary"
@@ -41,9 +41,21 @@ def _shipped(*modules: str) -> str:
     parts = []
     for module in modules:
         text = (resources.files(__package__) / f"{module}.py").read_text(encoding="utf-8")
-        lines = [line for line in text.splitlines() if not line.startswith("from verifiers.")]
-        parts.append("\n".join(lines))
+        parts.append(_without_own_imports(text))
     return "\n\n".join(parts) + "\n"
+
+
+def _without_own_imports(text: str) -> str:
+    """``text`` without its imports of our own package (the shipped modules are pasted
+    together; inside the sandbox there is no `referee` to import), however they wrap."""
+    dropped = {
+        line
+        for node in ast.parse(text).body
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("referee.")
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
+    lines = text.splitlines()
+    return "\n".join(line for number, line in enumerate(lines, 1) if number not in dropped)
 
 
 LINKED_LANGUAGES = frozenset({"python3", "javascript", "bash"})

@@ -1,6 +1,6 @@
 # The boundary between a bash program and its tests (bash and coreutils only).
 #
-# The same file runs on both sides (`verifiers.code.boundary`):
+# The same file runs on both sides (`referee.verifiers.code.boundary`):
 # - referee_serve FILE: the program's side. Sources the candidate's FILE, tells the tests
 #   which functions it defines, then runs each requested function in a subshell and sends
 #   back its exit status and its exact stdout.

@@ -19,7 +19,14 @@ import sys
 import traceback
 from typing import Any
 
-from verifiers.code.boundary.codec import Unsupported, decode, dumps, encode, has_custom_eq, loads
+from referee.verifiers.code.boundary.codec import (
+    Unsupported,
+    decode,
+    dumps,
+    encode,
+    has_custom_eq,
+    loads,
+)
 
 MAX_MESSAGE_CHARS = 300
 

@@ -23,7 +23,7 @@ import sys
 import traceback
 from typing import Any, NoReturn
 
-from verifiers.code.boundary.codec import Unsupported, decode, dumps, encode, loads
+from referee.verifiers.code.boundary.codec import Unsupported, decode, dumps, encode, loads
 
 VERDICT_MARK = "@@referee-verdict@@ "
 MAX_MESSAGE_CHARS = 300

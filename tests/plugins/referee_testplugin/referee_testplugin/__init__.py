@@ -1,1 +1,1 @@
-"""Test-only verifiers for referee, loaded through the ``referee.verifiers`` entry points."""
+"""Test-only verifiers for referee, loaded through the ``verifiers`` entry points."""

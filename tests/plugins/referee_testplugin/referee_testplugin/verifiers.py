@@ -16,8 +16,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from verifiers.base import ItemVerifier, Outcome, Params
-from verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.base import ItemVerifier, Outcome, Params
+from referee.verifiers.types import Item, Pool, Result, Status
 
 
 class ReverseVerifier(ItemVerifier[Params]):

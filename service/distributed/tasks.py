@@ -1,0 +1,150 @@
+"""The Celery tasks: decode, call the worker engine, encode. Nothing else lives here.
+
+Two payload shapes share one task name:
+- ``{"reply": KEY, "chunk": N, "items": [...], ...}`` from ``/v1/score``: the results
+  are pushed to the reply list the gateway is waiting on;
+- ``{"job": ID, "start": I, "stop": J, ...}`` from a batch job: the lines are read from
+  Redis and the results written once per item.
+
+Both carry a ``ticket`` (whose work, which priority) for the worker's fair queue. A
+batch chunk that finds every batch slot of its worker taken for `BATCH_WAIT_S` is
+published again at the back of its queue (a plain copy: no ETA, which Redis would hold
+for a visibility timeout after a hung worker) and its thread is free for an interactive
+task. Published before this message is acknowledged, so a crash in between duplicates
+the chunk at worst, and results are written once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import redis
+from celery import Celery
+from celery.exceptions import Reject
+from referee.service.distributed.celery_app import TASK_NAME, batch_queue
+from referee.service.distributed.executor import cancel_key
+from referee.service.distributed.worker import WorkerEngine
+from referee.service.execution.fair_queue import ANONYMOUS, Ticket, ticket_from_wire
+from referee.service.jobs.jsonl import parse_line
+from referee.service.jobs.redis_store import JobWriter
+from referee.service.metrics import Metrics
+from referee.service.settings import Settings
+from referee.verifiers.base import echo
+from referee.verifiers.types import Item, Pool, Result, Status
+
+REPLY_TTL_S = 600
+BATCH_WAIT_S = 0.2
+PUBLISH_RETRY = {"max_retries": 40, "interval_start": 0.1, "interval_step": 0.5, "interval_max": 2}
+
+log = logging.getLogger(__name__)
+
+
+def register_tasks(
+    app: Celery, engine: WorkerEngine, client: redis.Redis, settings: Settings, metrics: Metrics
+) -> None:
+    """Bind the scoring task to ``app`` for this worker process; ``metrics`` counts what
+    this worker scored (the gateway never sees items of distributed jobs)."""
+    writer = JobWriter(client)
+
+    @app.task(  # type: ignore[untyped-decorator]
+        name=TASK_NAME, bind=True, acks_late=True, reject_on_worker_lost=True
+    )
+    def score_chunk(task: Any, payload: dict[str, Any]) -> None:
+        if "job" not in payload:
+            metrics.observe_results(score_reply_chunk(payload, engine, client))
+            return
+        if not engine.batch_slot.acquire(timeout=BATCH_WAIT_S):
+            requeue(app, payload, task.request.id)
+            return
+        try:
+            metrics.observe_results(score_job_chunk(payload, engine, writer, settings))
+        finally:
+            engine.batch_slot.release()
+
+
+def requeue(app: Celery, payload: dict[str, Any], task_id: str) -> None:
+    """Publish ``payload`` again at the back of its batch queue, riding out a broker
+    restart; if that fails the message is rejected unacknowledged (Redis restores it
+    after the visibility timeout), never acknowledged and lost."""
+    try:
+        app.send_task(
+            TASK_NAME,
+            args=[payload],
+            queue=batch_queue(Pool(payload["pool"])),
+            task_id=task_id,
+            retry=True,
+            retry_policy=PUBLISH_RETRY,
+        )
+    except Exception as exc:
+        raise Reject(f"could not requeue the chunk: {exc}", requeue=True) from exc
+
+
+def score_reply_chunk(
+    payload: dict[str, Any], engine: WorkerEngine, client: redis.Redis
+) -> list[Result]:
+    gave_up = cancel_key(payload["reply"])
+    if client.exists(gave_up):
+        return []  # nobody waits for this chunk any more
+    items = [Item.model_validate(raw) for raw in payload["items"]]
+    ticket = ticket_from_wire(payload.get("ticket"))
+    results = run_or_fail(
+        engine,
+        Pool(payload["pool"]),
+        items,
+        payload["item_timeout"],
+        payload["deadline"],
+        ticket,
+        lambda: bool(client.exists(gave_up)),
+    )
+    reply = {"chunk": payload["chunk"], "results": [r.model_dump(mode="json") for r in results]}
+    pipe = client.pipeline()
+    pipe.rpush(payload["reply"], orjson.dumps(reply))
+    pipe.expire(payload["reply"], REPLY_TTL_S)
+    pipe.execute()
+    return results
+
+
+def score_job_chunk(
+    payload: dict[str, Any], engine: WorkerEngine, writer: JobWriter, settings: Settings
+) -> list[Result]:
+    job, start, stop = payload["job"], payload["start"], payload["stop"]
+    if writer.state(job) != "running":
+        return []  # cancelled or expired: nothing to do, and nothing to redo
+    # Jobs wait in the queue for as long as it takes, so their budget starts here, kept
+    # below the visibility timeout so the chunk is never redelivered while it runs.
+    deadline = time.time() + settings.task_time_limit_s
+    lines = writer.lines(job, start, stop)
+    entries = [parse_line(raw, start + offset + 1) for offset, raw in enumerate(lines)]
+    items = [entry for entry in entries if isinstance(entry, Item)]
+    pool = Pool(payload["pool"])
+    ticket = ticket_from_wire(payload.get("ticket"))
+    stopped = lambda: writer.state(job) != "running"  # noqa: E731 - cancelled or expired
+    scored = iter(
+        run_or_fail(engine, pool, items, payload["item_timeout"], deadline, ticket, stopped)
+    )
+    results: list[Result] = [next(scored) if isinstance(e, Item) else e for e in entries]
+    writer.write(job, start, results, settings.job_ttl_s)
+    return results
+
+
+def run_or_fail(
+    engine: WorkerEngine,
+    pool: Pool,
+    items: list[Item],
+    item_timeout: float,
+    deadline: float,
+    ticket: Ticket = ANONYMOUS,
+    cancelled: Callable[[], bool] | None = None,
+) -> list[Result]:
+    """The engine's results, or ``error`` for every item if it broke: an answer is always
+    written, so neither a waiting request nor a job is left hanging on this chunk."""
+    try:
+        return engine.run(pool, items, item_timeout, deadline, ticket, cancelled)
+    except Exception as exc:
+        log.exception("scoring a %s chunk failed", pool.value)
+        message = f"the worker failed: {type(exc).__name__}: {exc}"
+        return [echo(Result.failed(Status.ERROR, "worker_failed", message), i) for i in items]

@@ -1,0 +1,104 @@
+"""Batch jobs: ``POST /v1/jobs`` (JSONL upload), status, ordered results, cancel."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.responses import StreamingResponse
+from referee.service.execution.fair_queue import Priority, Ticket
+from referee.service.http.deps import CallerDep
+from referee.service.http.errors import Conflict, NotFound
+from referee.service.http.schemas import ErrorResponse, JobAccepted, JobInfo
+from referee.service.jobs.backend import JobBackend
+from referee.service.jobs.redis_store import JobStatus
+
+router = APIRouter(tags=["jobs"])
+
+JobId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs gave")]
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse} for code in (401, 404, 409, 413, 429, 503)
+}
+
+
+def get_jobs(request: Request) -> JobBackend:
+    jobs: JobBackend = request.app.state.jobs
+    return jobs
+
+
+JobsDep = Annotated[JobBackend, Depends(get_jobs)]
+
+
+@router.post(
+    "/v1/jobs",
+    response_model=JobAccepted,
+    status_code=202,
+    responses=_ERRORS,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-ndjson": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def submit(request: Request, jobs: JobsDep, caller: CallerDep) -> JobAccepted:
+    """Upload items as JSONL (one item per line); they are scored in the background, after
+    interactive requests (batch priority)."""
+    ticket = Ticket(tenant=caller.ticket.tenant, priority=Priority.BATCH)
+    job_id, total = await jobs.submit(request.stream(), ticket)
+    return JobAccepted(id=job_id, total=total)
+
+
+@router.get("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
+async def status(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobInfo:
+    return describe(await found(jobs, job_id, caller))
+
+
+@router.get(
+    "/v1/jobs/{job_id}/results",
+    responses={**_ERRORS, 200: {"content": {"application/x-ndjson": {}}}},
+)
+async def results(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> StreamingResponse:
+    """One result per input line, in input order, as JSONL. 409 until the job ends."""
+    job = await found(jobs, job_id, caller)
+    if job.state not in ("done", "cancelled"):
+        raise Conflict(f"job {job_id} is {job.state} ({job.done}/{job.total} items scored)")
+    stream: AsyncIterator[bytes] = jobs.results(job_id, job.total)
+    return StreamingResponse(stream, media_type="application/x-ndjson")
+
+
+@router.delete("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
+async def cancel(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobInfo:
+    """A running job: stop scoring its remaining items (results so far are kept). A
+    finished or cancelled job: delete its items and results now, rather than at expiry
+    (it no longer counts against the key's job quota; later reads are 404)."""
+    job = await found(jobs, job_id, caller)
+    if job.state in ("done", "cancelled"):
+        await jobs.delete(job_id)
+        return describe(job)
+    await jobs.cancel(job_id)
+    return describe(await found(jobs, job_id, caller))
+
+
+async def found(jobs: JobBackend, job_id: str, caller: CallerDep) -> JobStatus:
+    """The job, if it exists and ``caller``'s key owns it (another key's job is as
+    unknown as one that never existed)."""
+    job = await jobs.status(job_id)
+    if job is None or job.tenant != caller.ticket.tenant:
+        raise NotFound(f"no job {job_id} (never created, or expired)")
+    return job
+
+
+def describe(job: JobStatus) -> JobInfo:
+    progress = job.done / job.total if job.total else 1.0
+    return JobInfo(
+        id=job.id,
+        state=job.state,
+        total=job.total,
+        done=job.done,
+        progress=progress,
+        counts=job.counts,
+        created=job.created,
+        finished=job.finished,
+    )

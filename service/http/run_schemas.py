@@ -1,0 +1,238 @@
+"""Wire models of the raw-execution routes and their translation to the sandbox API.
+
+- ``POST /v1/run`` (`RunRequest` -> `RunResponse`): referee's own shape: a program, its
+  cases (each with an optional ``expected`` stdout) and limits, capped for a request.
+- ``POST /run_code`` (`RunCodeRequest` -> `RunCodeResponse`): SandboxFusion's fields
+  (code, language, compile_timeout, run_timeout, memory_limit_MB, stdin, files as base64,
+  fetch_files) so verl's sandbox client can point here unchanged. ``fetch_files`` is
+  accepted and answered with no files: cases have no file output channel.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from referee.sandbox import (
+    Case,
+    CaseStatus,
+    CompileOutcome,
+    CompileStatus,
+    Limits,
+    Outcome,
+    Program,
+    SandboxStatus,
+)
+from referee.verifiers.code.comparison import Comparator, Tolerance
+from referee.verifiers.code.execution import Execution
+
+MAX_CASES = 1000
+
+
+class RunLimits(BaseModel):
+    """Per-case limits of a raw run, capped lower than the sandbox's own maxima so one
+    request cannot hold the gateway's sandbox for long."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    wall_s: float = Field(default=5.0, gt=0, le=30)
+    cpu_s: float = Field(default=5.0, gt=0, le=30)
+    memory_mb: int = Field(default=256, ge=16, le=4096)
+    output_bytes: int = Field(default=1 << 20, ge=1, le=16 << 20)
+    compile_wall_s: float = Field(default=30.0, gt=0, le=60)
+
+    def sandbox_limits(self) -> Limits:
+        """The sandbox `Limits` for these values."""
+        return Limits(**self.model_dump())
+
+
+class RunCase(BaseModel):
+    """One run: stdin, argv, files placed in the working directory, and optionally the
+    expected stdout (compared with ``compare``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stdin: str = ""
+    argv: list[str] = Field(default_factory=list, max_length=256)
+    files: dict[str, str] = Field(default_factory=dict)
+    expected: str | None = None
+
+
+class RunRequest(BaseModel):
+    """``POST /v1/run``: compile ``source`` (plus ``files``) once, run every case."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    language: str
+    source: str
+    files: dict[str, str] = Field(default_factory=dict)
+    build_flags: list[str] = Field(default_factory=list, max_length=64)
+    cases: list[RunCase] = Field(
+        default_factory=lambda: [RunCase()], min_length=1, max_length=MAX_CASES
+    )
+    limits: RunLimits = Field(default_factory=RunLimits)
+    compare: Comparator = "lines"
+    abs_tol: float = Field(default=1e-6, ge=0)
+    rel_tol: float = Field(default=1e-6, ge=0)
+
+    def program(self) -> Program:
+        return Program(
+            language=self.language,
+            source=self.source,
+            files=self.files,
+            build_flags=self.build_flags,
+        )
+
+    def sandbox_cases(self) -> list[Case]:
+        return [Case(stdin=c.stdin, argv=c.argv, files=c.files) for c in self.cases]
+
+    def tolerance(self) -> Tolerance:
+        return Tolerance(self.abs_tol, self.rel_tol)
+
+
+class CaseResult(Outcome):
+    """A case's outcome plus, when ``expected`` was given and the run ended ``ok``,
+    whether the output matched and the first difference."""
+
+    passed: bool | None = None
+    diff: str | None = None
+
+
+class RunResponse(BaseModel):
+    """``sandbox_status`` ``sandbox_error``: the infrastructure failed (retry); nothing
+    else in the body describes the program then."""
+
+    sandbox_status: SandboxStatus
+    message: str = ""
+    language: str = ""
+    compile: CompileOutcome | None = None
+    cases: list[CaseResult] = Field(default_factory=list)
+
+    @classmethod
+    def from_execution(cls, done: Execution) -> RunResponse:
+        report = done.report
+        cases = []
+        for outcome, verdict in zip(report.cases, done.verdicts, strict=False):
+            extra = {} if verdict is None else {"passed": verdict.passed, "diff": verdict.diff}
+            cases.append(CaseResult(**outcome.model_dump(), **extra))
+        return cls(
+            sandbox_status=report.sandbox_status,
+            message=report.message,
+            language=report.language,
+            compile=report.compile,
+            cases=cases,
+        )
+
+
+# SandboxFusion's language names -> the sandbox's.
+FUSION_LANGUAGES = {
+    "python": "python3",
+    "cpp": "cpp",
+    "c": "c",
+    "nodejs": "javascript",
+    "go": "go",
+    "java": "java",
+    "bash": "bash",
+    "sql": "sql",
+    "rust": "rust",
+    "verilog": "verilog",
+}
+
+
+class CommandRunResult(BaseModel):
+    """SandboxFusion's result of one command (compile or run)."""
+
+    status: Literal["Finished", "Error", "TimeLimitExceeded"]
+    execution_time: float | None = None
+    return_code: int | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+
+
+class RunCodeRequest(BaseModel):
+    """SandboxFusion's ``RunCodeRequest``. ``memory_limit_MB`` -1 means the default
+    (256 MiB); timeouts are capped (run 30 s, compile 60 s)."""
+
+    code: str
+    language: str
+    compile_timeout: float = Field(default=10, gt=0)
+    run_timeout: float = Field(default=10, gt=0)
+    memory_limit_MB: int = -1  # noqa: N815 - SandboxFusion's field name
+    stdin: str | None = None
+    files: dict[str, str | None] = Field(default_factory=dict)
+    fetch_files: list[str] = Field(default_factory=list)
+
+    def sandbox_language(self) -> str:
+        """The sandbox language; ValueError naming ``language`` when unsupported."""
+        if self.language not in FUSION_LANGUAGES:
+            known = ", ".join(FUSION_LANGUAGES)
+            raise ValueError(f"language: {self.language!r} is not supported here; use {known}")
+        return FUSION_LANGUAGES[self.language]
+
+    def sandbox_case(self) -> Case:
+        """The one case; ValueError naming ``files.<name>`` for content that is not
+        base64 of UTF-8 text."""
+        files: dict[str, str] = {}
+        for name, content in self.files.items():
+            try:
+                files[name] = base64.b64decode(content or "", validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                raise ValueError(f"files.{name}: expected base64 of UTF-8 text") from None
+        return Case(stdin=self.stdin or "", files=files)
+
+    def limits(self) -> Limits:
+        memory = 256 if self.memory_limit_MB <= 0 else min(self.memory_limit_MB, 4096)
+        run_s, compile_s = min(self.run_timeout, 30.0), min(self.compile_timeout, 60.0)
+        return Limits(
+            wall_s=run_s, cpu_s=run_s, memory_mb=max(memory, 16), compile_wall_s=compile_s
+        )
+
+
+class RunCodeResponse(BaseModel):
+    """SandboxFusion's ``RunCodeResponse``: ``Success`` when it compiled and ran to exit
+    code 0 in time, ``Failed`` otherwise, ``SandboxError`` when the sandbox broke."""
+
+    status: Literal["Success", "Failed", "SandboxError"]
+    message: str = ""
+    compile_result: CommandRunResult | None = None
+    run_result: CommandRunResult | None = None
+    executor_pod_name: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_execution(cls, done: Execution) -> RunCodeResponse:
+        report = done.report
+        if report.sandbox_status is SandboxStatus.ERROR:
+            return cls(status="SandboxError", message=report.message)
+        compiled = _compile_result(report.compile)
+        if compiled is not None and compiled.return_code != 0:
+            return cls(status="Failed", compile_result=compiled)
+        run = _run_result(report.cases[0]) if report.cases else None
+        ok = run is not None and run.status == "Finished" and run.return_code == 0
+        return cls(status="Success" if ok else "Failed", compile_result=compiled, run_result=run)
+
+
+def _compile_result(outcome: CompileOutcome | None) -> CommandRunResult | None:
+    if outcome is None or outcome.status is CompileStatus.SKIPPED:
+        return None
+    timed_out = outcome.status is CompileStatus.TIMEOUT
+    return CommandRunResult(
+        status="TimeLimitExceeded" if timed_out else "Finished",
+        execution_time=outcome.wall_s,
+        return_code=0 if outcome.status is CompileStatus.OK else 1,
+        stdout="",
+        stderr=outcome.output,
+    )
+
+
+def _run_result(outcome: Outcome) -> CommandRunResult:
+    code = outcome.exit_code if outcome.exit_code is not None else -(outcome.signal or 0)
+    return CommandRunResult(
+        status="TimeLimitExceeded" if outcome.status is CaseStatus.TIMEOUT else "Finished",
+        execution_time=outcome.wall_s,
+        return_code=code,
+        stdout=outcome.stdout,
+        stderr=outcome.stderr,
+    )

@@ -1,0 +1,88 @@
+"""Request and response bodies of the HTTP API (the wire types beyond Item and Result)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from referee.verifiers.types import GroupStats, Item, Result
+
+
+class ScoreRequest(BaseModel):
+    """``POST /v1/score``: one item or thousands; results come back in input order."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    items: list[Item] = Field(min_length=1)
+    deadline_s: float | None = Field(default=None, gt=0)
+    """Budget for the whole request, in seconds; unfinished items come back ``timeout``.
+    Defaults to the server's ``default_deadline_s`` and is capped at ``max_deadline_s``."""
+    item_timeout_s: float | None = Field(default=None, gt=0)
+    """Hard limit per item; capped at the server's ``item_timeout_s``."""
+    details: bool = True
+    """Set false to drop each result's ``details`` (smaller responses for trainers)."""
+    pass_threshold: float = 1.0
+    """A reward at or above this counts as a pass in the group statistics."""
+
+
+class ScoreResponse(BaseModel):
+    results: list[Result]
+    groups: dict[str, GroupStats] = Field(default_factory=dict)
+
+
+class VerifierInfo(BaseModel):
+    name: str
+    version: int
+    ref: str
+    pool: str
+    description: str
+    params_schema: dict[str, Any]
+
+
+class VerifierList(BaseModel):
+    verifiers: list[VerifierInfo]
+    load_errors: dict[str, str] = Field(default_factory=dict)
+    """Plugins that failed to load, by entry-point name."""
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    """The one error shape of every route."""
+
+    error: ErrorBody
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Readiness(BaseModel):
+    ready: bool
+    executor: str
+    pools: dict[str, dict[str, Any]]
+    verifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Verifiers that report state (e.g. ``rm@1``: each model loaded, failed or not yet)."""
+    problems: list[str] = Field(default_factory=list)
+
+
+class JobAccepted(BaseModel):
+    id: str
+    total: int
+    """Lines received (blank lines are skipped)."""
+
+
+class JobInfo(BaseModel):
+    id: str
+    state: str
+    """``uploading``, ``running``, ``done`` or ``cancelled``."""
+    total: int
+    done: int
+    progress: float
+    counts: dict[str, int]
+    """Scored items by status."""
+    created: float
+    finished: float | None

@@ -1,0 +1,163 @@
+"""Batch jobs: a JSONL upload becomes stored lines plus chunk tasks for the workers.
+
+The upload is streamed: lines are pushed to Redis in batches as they arrive and only
+the plan of chunks (pool and line range) is kept in memory. Lines are not validated
+here beyond reading their ``verifier`` to choose a pool; a bad line becomes an
+``invalid`` result in its place when a worker reads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import orjson
+from referee.service.distributed.celery_app import CHUNK_SIZE
+from referee.service.distributed.executor import CeleryExecutor
+from referee.service.execution.fair_queue import Ticket
+from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
+from referee.service.jobs.redis_store import JobStatus, JobStore
+from referee.verifiers.registry import Registry, UnknownVerifier
+from referee.verifiers.types import Pool
+
+UPLOAD_BATCH = 500
+
+
+@dataclass
+class ChunkPlan:
+    """Contiguous line ranges that share a pool, cut at each pool's chunk size."""
+
+    chunks: list[tuple[Pool, int, int]] = field(default_factory=list)
+    size: int = 0
+    """Bytes of the upload read so far."""
+
+    def add(self, index: int, pool: Pool) -> None:
+        if self.chunks:
+            last_pool, start, stop = self.chunks[-1]
+            if last_pool == pool and stop == index and stop - start < CHUNK_SIZE[pool]:
+                self.chunks[-1] = (pool, start, index + 1)
+                return
+        self.chunks.append((pool, index, index + 1))
+
+
+async def split_lines(body: AsyncIterator[bytes], limit: UploadLimit) -> AsyncIterator[list[bytes]]:
+    """Non-blank lines of a streamed upload, in batches; raises as soon as the upload is
+    past ``limit`` (`UploadLimit.check`)."""
+    size, pending, batch = 0, b"", []
+    async for chunk in body:
+        size += len(chunk)
+        limit.check(size)
+        *lines, pending = (pending + chunk).split(b"\n")
+        batch += [line for line in lines if line.strip()]
+        if len(batch) >= UPLOAD_BATCH:
+            yield batch
+            batch = []
+    if pending.strip():
+        batch.append(pending)
+    yield batch
+
+
+class JobBackend(Protocol):
+    """What the job routes need; Redis-backed (distributed) or in-process (embedded)."""
+
+    async def submit(self, body: AsyncIterator[bytes], ticket: Ticket) -> tuple[str, int]:
+        """Store an upload; ``ticket`` is its owner's place in the fair queues (batch)."""
+        ...
+
+    async def status(self, job_id: str) -> JobStatus | None:
+        """The job, with the tenant that owns it; None when unknown or expired."""
+        ...
+
+    def results(self, job_id: str, total: int) -> AsyncIterator[bytes]: ...
+
+    async def cancel(self, job_id: str) -> bool: ...
+
+    async def delete(self, job_id: str) -> None:
+        """Forget a finished job and everything stored for it (frees its owner's quota)."""
+        ...
+
+    async def close(self) -> None:
+        """Stop background work (embedded jobs); Redis jobs carry on in the workers."""
+        ...
+
+
+class JobService:
+    """Submit, inspect, read and cancel jobs (distributed mode)."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        executor: CeleryExecutor,
+        registry: Registry,
+        max_bytes: int,
+        item_timeout_s: float,
+        quota: QuotaRules,
+    ) -> None:
+        self.store = store
+        self._executor = executor
+        self._registry = registry
+        self._max_bytes = max_bytes
+        self._item_timeout = item_timeout_s
+        self._quota = quota
+
+    async def submit(self, body: AsyncIterator[bytes], ticket: Ticket) -> tuple[str, int]:
+        """Store the upload and queue its chunks; returns (job id, line count)."""
+        plan = ChunkPlan()
+        used, held = await self.store.usage(ticket.tenant)
+        limit = UploadLimit(self._max_bytes, admit(self._quota, held, used))
+        job_id, total = await self.store.create(self._batches(body, plan, limit), ticket.tenant)
+        await self.store.record_size(job_id, ticket.tenant, plan.size)
+        if total == 0:
+            await self.store.finish_empty(job_id)
+            return job_id, 0
+        await asyncio.to_thread(
+            self._executor.publish_job, job_id, plan.chunks, self._item_timeout, ticket
+        )
+        return job_id, total
+
+    async def status(self, job_id: str) -> JobStatus | None:
+        return await self.store.status(job_id)
+
+    def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
+        return self.store.results(job_id, total)
+
+    async def cancel(self, job_id: str) -> bool:
+        return await self.store.cancel(job_id)
+
+    async def delete(self, job_id: str) -> None:
+        await self.store.delete(job_id)
+
+    async def close(self) -> None:
+        return None
+
+    async def _batches(
+        self, body: AsyncIterator[bytes], plan: ChunkPlan, limit: UploadLimit
+    ) -> AsyncIterator[list[bytes]]:
+        index, pending, batch = 0, b"", []
+        async for chunk in body:
+            plan.size += len(chunk)
+            limit.check(plan.size)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if line.strip():
+                    plan.add(index, self._pool_of(line))
+                    batch.append(line)
+                    index += 1
+            if len(batch) >= UPLOAD_BATCH:
+                yield batch
+                batch = []
+        if pending.strip():
+            plan.add(index, self._pool_of(pending))
+            batch.append(pending)
+        yield batch
+
+    def _pool_of(self, line: bytes) -> Pool:
+        """The pool of the line's verifier; cpu for anything unreadable (it becomes an
+        ``invalid`` result there, cheaply)."""
+        try:
+            ref = orjson.loads(line).get("verifier")
+            return self._registry.get(ref).pool if isinstance(ref, str) else Pool.CPU
+        except (orjson.JSONDecodeError, AttributeError, UnknownVerifier):
+            return Pool.CPU

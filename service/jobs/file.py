@@ -1,0 +1,44 @@
+"""Score a JSONL file of items in batches, writing results in input order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import IO
+
+from referee.service.jobs.jsonl import read_items, write_result
+from referee.service.summary import Summary
+from referee.verifiers.types import Item, Result
+
+Scorer = Callable[[list[Item]], list[Result]]
+
+
+def score_file(
+    source: Path,
+    sink: IO[bytes],
+    scorer: Scorer,
+    batch_size: int = 512,
+    on_progress: Callable[[int], None] | None = None,
+) -> Summary:
+    """Score every line of ``source`` with ``scorer``; one result line per input line.
+
+    Lines that are not valid items become ``invalid`` results in their place.
+    """
+    summary = Summary()
+    for batch in _batches(read_items(source), batch_size):
+        items = [entry for entry in batch if isinstance(entry, Item)]
+        scored = iter(scorer(items)) if items else iter(())
+        for entry in batch:
+            result = next(scored) if isinstance(entry, Item) else entry
+            write_result(sink, result)
+            summary.add(result)
+        if on_progress is not None:
+            on_progress(len(batch))
+    return summary
+
+
+def _batches(entries: Iterable[Item | Result], size: int) -> Iterator[list[Item | Result]]:
+    iterator = iter(entries)
+    while batch := list(islice(iterator, size)):
+        yield batch

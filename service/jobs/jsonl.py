@@ -1,0 +1,53 @@
+"""Read items from and write results to JSONL files, one line at a time (never whole)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import orjson
+from pydantic import ValidationError
+from referee.verifiers.base import describe_validation_error
+from referee.verifiers.types import Item, Result, Status
+
+
+def read_items(path: Path) -> Iterator[Item | Result]:
+    """Each non-blank line as an `Item`, or an ``invalid`` `Result` naming the line's problem.
+
+    A bad line never stops the file: it becomes one invalid result in its place, so the
+    output stays aligned with the input line for line.
+    """
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                yield parse_line(raw, number)
+
+
+def parse_line(raw: bytes, number: int) -> Item | Result:
+    """One JSONL line to an item, or an ``invalid`` result that says what is wrong."""
+    try:
+        return Item.model_validate(orjson.loads(raw))
+    except orjson.JSONDecodeError as exc:
+        return Result.failed(Status.INVALID, "malformed_line", f"line {number}: not JSON: {exc}")
+    except ValidationError as exc:
+        message = f"line {number}: {describe_validation_error(exc, 'item')}"
+        return Result.failed(Status.INVALID, "malformed_line", message)
+
+
+def count_lines(path: Path) -> int:
+    """Non-blank lines in ``path``, for progress bars."""
+    with path.open("rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def read_results(path: Path) -> Iterator[Result]:
+    """Results from a JSONL file written by `write_result` or a job download."""
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                yield Result.model_validate(orjson.loads(raw))
+
+
+def write_result(handle: IO[bytes], result: Result) -> None:
+    handle.write(orjson.dumps(result.model_dump(mode="json")) + b"\n")
