@@ -26,7 +26,6 @@ sys.path.insert(0, str(ROOT))
 
 from referee.service.client import AsyncClient  # noqa: E402
 from referee.verifiers.types import Item, Result  # noqa: E402
-
 from tests.conftest import start_server, stop_server  # noqa: E402
 
 

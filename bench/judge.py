@@ -54,7 +54,6 @@ sys.path.insert(0, str(ROOT))
 
 from referee.verifiers import Item, Status  # noqa: E402
 from referee.verifiers.judge import JudgeProfile, JudgeVerifier  # noqa: E402
-
 from tests.conftest import free_port, wait_http  # noqa: E402
 
 RUBRIC = [

@@ -41,11 +41,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.math_hard import hard_pairs  # noqa: E402
 from referee.verifiers.math import MathVerifier  # noqa: E402
 from referee.verifiers.math import parsing as referee_parsing  # noqa: E402
 from referee.verifiers.types import Item  # noqa: E402
-
-from bench.math_hard import hard_pairs  # noqa: E402
 from tests.verifiers.math.cases import CASES  # noqa: E402
 
 Pair = tuple[str, str, int]  # (gold, response, label)

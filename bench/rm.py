@@ -48,12 +48,13 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 import transformers  # noqa: E402
+from tokenizers import Tokenizer, models, pre_tokenizers, processors  # noqa: E402
+
 from referee.gpu_rm.packing import TokenSequence, pack  # noqa: E402
 from referee.gpu_rm.registry import ModelRegistry  # noqa: E402
 from referee.gpu_rm.settings import ModelSpec, RMSettings  # noqa: E402
 from referee.verifiers import Item  # noqa: E402
 from referee.verifiers.reward_model import RewardModelVerifier  # noqa: E402
-from tokenizers import Tokenizer, models, pre_tokenizers, processors  # noqa: E402
 
 WORDS = [f"w{i}" for i in range(4000)]
 TEMPLATE = "{{ bos_token }}{% for m in messages %}{{ m['role'] }} : {{ m['content'] }} {{ eos_token }} {% endfor %}"  # noqa: E501

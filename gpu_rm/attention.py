@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
-from referee.gpu_rm.packing import PackedLayout
 from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 from torch.nn.functional import scaled_dot_product_attention
+from transformers import AttentionInterface
+
+from referee.gpu_rm.packing import PackedLayout
 
 ATTENTION_NAME = "referee_packed"
 AttentionBackend = Literal["flex", "segments"]
@@ -250,7 +252,5 @@ def _suffix_attention(
 
 def register_packed_attention() -> str:
     """Register `packed_attention` with Transformers (idempotent); return its name."""
-    from transformers import AttentionInterface
-
     AttentionInterface.register(ATTENTION_NAME, packed_attention)
     return ATTENTION_NAME

@@ -23,6 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from transformers import (
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    PreTrainedTokenizerFast,
+)
+from transformers.utils import logging as hf_logging
+
 from referee.gpu_rm.attention import PackedRow, packed_row, register_packed_attention, to_device
 from referee.gpu_rm.encoding import ChatEncoder
 from referee.gpu_rm.errors import ModelUnavailable
@@ -81,13 +88,7 @@ class RewardModel:
     @classmethod
     def load(cls, name: str, spec: ModelSpec) -> RewardModel:
         """Load from ``spec.path`` only; raise `ModelUnavailable` with the reason on failure."""
-        try:
-            from transformers import AutoModelForSequenceClassification
-        except ImportError as exc:
-            raise ModelUnavailable(f"transformers is not installed: {exc}") from None
         placement = resolve_placement(spec)
-        from transformers.utils import logging as hf_logging
-
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # a server's logs are not a terminal
         try:
             tokenizer = _load_tokenizer(spec.path)
@@ -256,8 +257,6 @@ def _load_tokenizer(path: str) -> Any:
     vocabulary instead (seen with a Qwen2 config over a word-level tokenizer), which can
     silently change the ids; the reward model was trained on what the file says.
     """
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
-
     if (Path(path) / "tokenizer.json").is_file():
         return PreTrainedTokenizerFast.from_pretrained(path, local_files_only=True)
     return AutoTokenizer.from_pretrained(path, local_files_only=True)

@@ -59,7 +59,7 @@ class ModelRegistry:
             if name in self._failed:
                 raise ModelUnavailable(self._failed[name])
             try:
-                from referee.gpu_rm.model import RewardModel
+                from referee.gpu_rm.model import RewardModel  # noqa: PLC0415 - torch loads with the first model
 
                 model = RewardModel.load(name, spec)
             except ModelUnavailable as exc:

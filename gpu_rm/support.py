@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+
 from referee.gpu_rm.attention import AttentionBackend
 from referee.gpu_rm.settings import Attention
 

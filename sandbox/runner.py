@@ -20,13 +20,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from referee.sandbox import backends, languages, leftovers
 from referee.sandbox.backends.base import Backend, Channel, Job
 from referee.sandbox.classification import outcome
 from referee.sandbox.identity import IdentityPool
 from referee.sandbox.program_dir import ProgramDir
+from referee.sandbox.pyfast.host import ForkServer
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.types import (
     Case,
@@ -39,9 +40,6 @@ from referee.sandbox.types import (
     SandboxFailure,
     SandboxStatus,
 )
-
-if TYPE_CHECKING:
-    from referee.sandbox.pyfast.host import ForkServer
 
 # Compilers are multi-threaded (go, rustc, javac); the pids cgroup counts threads.
 _COMPILE_PROCESSES = 512
@@ -286,7 +284,6 @@ class Sandbox:
             and self.backend.name == "bwrap"
         ):
             return None
-        from referee.sandbox.pyfast.host import ForkServer
 
         with self._lock:
             if self._fast is None:

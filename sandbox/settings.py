@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from referee.sandbox.types import Limits
 
 

@@ -9,15 +9,24 @@ from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
-from referee.service.jobs.file import Scorer, score_file
-from referee.service.jobs.jsonl import count_lines
-from referee.service.logs import configure as configure_logging
-from referee.service.settings import Settings
-from referee.service.summary import Summary
-from referee.verifiers.types import Pool
+import uvicorn
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
+
+from referee.sandbox.doctor import check_host
+from referee.service.client import Client
+from referee.service.distributed.consumer import run_worker
+from referee.service.execution.local import LocalScorer
+from referee.service.http.app import create_app
+from referee.service.http.connection import guarded_protocol
+from referee.service.jobs.file import Scorer, score_file
+from referee.service.jobs.jsonl import count_lines, read_results
+from referee.service.logs import configure as configure_logging
+from referee.service.settings import Settings
+from referee.service.summary import Summary
+from referee.verifiers.builtin import default_registry
+from referee.verifiers.types import Pool
 
 app = typer.Typer(
     help="referee: verifiable rewards for RL on language models.", no_args_is_help=True
@@ -33,9 +42,6 @@ def serve(
     access_log: Annotated[bool, typer.Option(help="Log every request")] = False,
 ) -> None:
     """Start the HTTP gateway (embedded executor unless REFEREE_BROKER_URL is set)."""
-    import uvicorn
-    from referee.service.http.app import create_app
-    from referee.service.http.connection import guarded_protocol
 
     overrides = {"host": host, "port": port, "cpu_workers": workers}
     settings = Settings.model_validate({k: v for k, v in overrides.items() if v is not None})
@@ -61,7 +67,6 @@ def worker(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Tasks at once")] = None,
 ) -> None:
     """Consume one pool's queue (needs REFEREE_BROKER_URL)."""
-    from referee.service.distributed.worker import run_worker
 
     settings = Settings()
     configure_logging(settings.log_json, settings.log_level)
@@ -100,8 +105,6 @@ def score(
 def _score_as_job(
     source: Path, output: Path | None, server: str, api_key: str | None, total: int
 ) -> None:
-    from referee.service.client import Client
-    from referee.service.jobs.jsonl import read_results
 
     with Client(server, api_key) as client, _progress(total) as progress:
         task = progress.add_task("uploading", total=total)
@@ -124,7 +127,6 @@ def _score_as_job(
 @app.command("verifiers")
 def list_verifiers() -> None:
     """List the installed verifiers (built-in and plugins)."""
-    from referee.verifiers.registry import default_registry
 
     registry = default_registry()
     table = Table("verifier", "pool", "description")
@@ -140,7 +142,6 @@ def doctor(
     smoke: Annotated[bool, typer.Option(help="Run a hello world per language")] = True,
 ) -> None:
     """Report which sandbox backends and languages work on this host."""
-    from referee.sandbox.doctor import check_host
 
     table = Table("component", "ok", "detail")
     for check in check_host(smoke=smoke):
@@ -150,7 +151,6 @@ def doctor(
 
 class _ServerScorer:
     def __init__(self, url: str, api_key: str | None) -> None:
-        from referee.service.client import Client
 
         self._client = Client(url, api_key)
 
@@ -163,7 +163,6 @@ class _ServerScorer:
 
 class _LocalScorer:
     def __init__(self) -> None:
-        from referee.service.execution.local import LocalScorer
 
         self._scorer = LocalScorer()
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+
 from referee.verifiers.base import echo
 from referee.verifiers.types import Item, Result, Status
 

@@ -13,6 +13,7 @@ from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.jobs.quota import QuotaRules
 

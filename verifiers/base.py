@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
 from referee.verifiers.types import Item, Pool, Result, Status
 
 item_timeout_s: ContextVar[float | None] = ContextVar("referee_item_timeout_s", default=None)

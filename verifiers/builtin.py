@@ -14,6 +14,7 @@ from referee.verifiers.code.raw_run import RawRunVerifier
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.math import MathVerifier
 from referee.verifiers.python_grader import PythonGraderVerifier
+from referee.verifiers.registry import Registry
 from referee.verifiers.reward_model import RewardModelVerifier
 from referee.verifiers.rules.calibration import CalibrationVerifier
 from referee.verifiers.rules.choice import ChoiceVerifier
@@ -44,3 +45,12 @@ def builtin_verifiers() -> list[Verifier]:
         VerilogVerifier(),
         RawRunVerifier(),
     ]
+
+
+def default_registry() -> Registry:
+    """A fresh registry with the built-in verifiers and every installed plugin."""
+    registry = Registry()
+    for verifier in builtin_verifiers():
+        registry.register(verifier)
+    registry.load_entry_points()
+    return registry

@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from referee.sandbox import CaseStatus
 from referee.verifiers.base import (
     ItemInvalid,

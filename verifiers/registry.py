@@ -95,14 +95,3 @@ def _instantiate(ep: EntryPoint) -> Iterable[Verifier]:
     if callable(obj):
         return list(obj())
     raise TypeError(f"entry point {ep.value} is neither a verifier, a class nor a factory")
-
-
-def default_registry() -> Registry:
-    """A fresh registry with the built-in verifiers and every installed plugin."""
-    from referee.verifiers.builtin import builtin_verifiers
-
-    registry = Registry()
-    for verifier in builtin_verifiers():
-        registry.register(verifier)
-    registry.load_entry_points()
-    return registry

@@ -5,9 +5,9 @@ configured). `ascore` encodes them in a thread, submits them to that model's in-
 batcher and awaits them, so items of concurrent requests share batches; cancelling the
 await (a request deadline) drops the items before their forward pass.
 
-torch and transformers are optional (the ``gpu`` extra): this module imports them only
-through `gpu_rm.registry` inside `ascore`, and without them every item is ``error`` with
-code ``rm_unavailable``.
+torch and transformers are optional (the ``gpu`` extra): `gpu_rm.registry` imports them
+with the first model it loads, and without them every item is ``error`` with code
+``rm_unavailable``.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import asyncio
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
+
+from referee.gpu_rm.batcher import DeadlineExpired, Scored
+from referee.gpu_rm.encoding import Encoded, Rejected, Turn
+from referee.gpu_rm.errors import RewardModelError, UnknownModel
+from referee.gpu_rm.registry import ModelRegistry, ServedModel, default_registry
 from referee.verifiers.base import Params, describe_validation_error, echo
 from referee.verifiers.types import Item, Pool, Result, Status
-
-if TYPE_CHECKING:
-    from referee.gpu_rm.batcher import Scored
-    from referee.gpu_rm.encoding import Encoded, Turn
-    from referee.gpu_rm.registry import ModelRegistry, ServedModel
 
 
 class RewardModelParams(Params):
@@ -113,8 +113,6 @@ class RewardModelVerifier:
         jobs: list[tuple[int, Item, RewardModelParams]],
         results: list[Result | None],
     ) -> None:
-        from referee.gpu_rm.errors import RewardModelError, UnknownModel
-
         try:
             served = await asyncio.to_thread(registry.get, name)
         except RewardModelError as exc:
@@ -157,9 +155,6 @@ async def _await_all(futures: list[Future[Scored]]) -> list[Scored | BaseExcepti
 
 
 def _result(served: ServedModel, name: str, enc: Encoded, outcome: Any) -> Result:
-    from referee.gpu_rm.batcher import DeadlineExpired, Scored
-    from referee.gpu_rm.errors import RewardModelError
-
     if isinstance(outcome, Scored):
         reward, outputs = served.model.reward(outcome.scores)
         details: dict[str, Any] = {
@@ -198,8 +193,6 @@ def _parse(item: Item, registry: ModelRegistry) -> tuple[str, RewardModelParams]
 def _encode_all(
     served: ServedModel, jobs: list[tuple[int, Item, RewardModelParams]]
 ) -> list[tuple[int, Encoded | Result]]:
-    from referee.gpu_rm.encoding import Rejected
-
     out: list[tuple[int, Encoded | Result]] = []
     for index, item, params in jobs:
         try:
@@ -224,14 +217,12 @@ def _turns(value: str | list[Any] | None, role: str) -> list[Turn]:
 def _missing_dependency() -> str | None:
     """Why torch or transformers cannot be imported, or None (imports them: first use only)."""
     try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
+        import torch  # noqa: F401, PLC0415 - the gpu extra, checked on first use only
+        import transformers  # noqa: F401, PLC0415 - the gpu extra
     except ImportError as exc:
         return str(exc)
     return None
 
 
 def _default_registry() -> ModelRegistry:
-    from referee.gpu_rm.registry import default_registry
-
     return default_registry()

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from referee.sandbox import CaseStatus
 from referee.verifiers.base import (
     ItemError,

@@ -17,6 +17,7 @@ normalised and projected instead of all N tokens.
 from __future__ import annotations
 
 import torch
+
 from referee.gpu_rm.kernels.head import ScoreHead
 
 

@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import Any
+
+import triton  # type: ignore[import-untyped]
+from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
+from triton.compiler import ASTSource  # type: ignore[import-untyped]
+
+from referee.gpu_rm.kernels import triton_score
+from referee.gpu_rm.kernels.build import Build
 
 ARCHITECTURES: tuple[int, ...] = (80, 90)
 """sm_80 (A100) and sm_90 (H100/H200)."""
@@ -22,35 +28,14 @@ ARCHITECTURES: tuple[int, ...] = (80, 90)
 _FLOAT_TYPES = ("fp32", "bf16", "fp16")
 
 
-@dataclass(frozen=True)
-class Build:
-    """One specialisation of a kernel: argument name -> Triton type, and constexprs."""
-
-    kernel: str
-    fn: Any
-    signature: dict[str, str]
-    constexprs: dict[str, Any] = field(default_factory=dict)
-
-    def label(self) -> str:
-        """A short name for reports: kernel and its pointer types."""
-        pointers = sorted({t for t in self.signature.values() if t.startswith("*")})
-        return f"{self.kernel}[{','.join(pointers)}]"
-
-
 def builds() -> list[Build]:
-    """Every kernel in every dtype its launcher passes (imports Triton)."""
-    from referee.gpu_rm.kernels import triton_score
-
+    """Every kernel in every dtype its launcher passes."""
     return [b for dtype in _FLOAT_TYPES for b in triton_score.builds(dtype)]
 
 
 def compile_build(build: Build, arch: int) -> dict[str, Any]:
     """Compile ``build`` for ``sm_<arch>``; returns Triton's assembly by stage (ptx, cubin).
     Raises whatever Triton raises when the kernel does not compile."""
-    import triton  # type: ignore[import-untyped]
-    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
-    from triton.compiler import ASTSource  # type: ignore[import-untyped]
-
     signature = dict(build.signature)
     for name in build.constexprs:
         signature[name] = "constexpr"

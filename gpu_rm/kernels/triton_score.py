@@ -13,8 +13,9 @@ from __future__ import annotations
 import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
+
+from referee.gpu_rm.kernels.build import Build
 from referee.gpu_rm.kernels.head import ScoreHead
-from referee.gpu_rm.kernels.targets import Build
 
 
 # Runtime parameters carry no annotations: Triton's compiler resolves annotations as

@@ -4,21 +4,18 @@ Linux), ``docker`` (the Docker SDK) and ``process`` (rlimits only: NOT isolating
 from __future__ import annotations
 
 from referee.sandbox.backends.base import Backend, Execution, Job
+from referee.sandbox.backends.bwrap import BwrapBackend
+from referee.sandbox.backends.docker import DockerBackend
+from referee.sandbox.backends.process import ProcessBackend
 from referee.sandbox.settings import SandboxSettings
 
 
 def create(settings: SandboxSettings) -> Backend:
     """The backend named by ``settings.backend``. Construction does no I/O."""
     if settings.backend == "bwrap":
-        from referee.sandbox.backends.bwrap import BwrapBackend
-
         return BwrapBackend(settings)
     if settings.backend == "docker":
-        from referee.sandbox.backends.docker import DockerBackend
-
         return DockerBackend(settings)
-    from referee.sandbox.backends.process import ProcessBackend
-
     return ProcessBackend(settings)
 
 

@@ -12,11 +12,13 @@ backends. Every SDK call has a timeout; the container is force-removed in all ca
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
 import select
 import socket
 import struct
+import tarfile
 import time
 from typing import Any
 
@@ -41,7 +43,7 @@ class DockerBackend:
     def _connect(self) -> Any:
         if self._client is None:
             try:
-                import docker  # type: ignore[import-untyped]
+                import docker  # type: ignore[import-untyped]  # noqa: PLC0415 - docker extra
             except ImportError as exc:
                 raise SandboxFailure(
                     "the docker SDK is not installed (pip install referee[docker])"
@@ -117,7 +119,7 @@ class DockerBackend:
                     container.remove(force=True)
 
     def _spec(self, job: Job) -> dict[str, Any]:
-        from docker.types import Ulimit  # type: ignore[import-untyped]
+        from docker.types import Ulimit  # type: ignore[import-untyped]  # noqa: PLC0415 - docker extra
 
         cpu = max(1, math.ceil(job.cpu_s))
         memory = f"{job.memory_mb}m"
@@ -148,9 +150,6 @@ class DockerBackend:
 
 
 def _tar(name: str, data: bytes) -> bytes:
-    import io
-    import tarfile
-
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         info = tarfile.TarInfo(name)

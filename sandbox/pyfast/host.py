@@ -15,6 +15,7 @@ program runs as pid 1 of its namespace, which ignores signals it sends to itself
 
 from __future__ import annotations
 
+import array
 import atexit
 import contextlib
 import json
@@ -320,7 +321,6 @@ def _place(group: cgroups.CaseCgroup, pid: int) -> None:
 
 
 def _int_array(fds: list[int]) -> bytes:
-    import array
 
     return array.array("i", fds).tobytes()
 

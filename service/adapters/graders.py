@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
 from referee.verifiers.python_grader import sample_of
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.rules.formula import FormulaError, evaluate, parse

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
+
 from referee.verifiers.types import Conversation, Item
 
 
@@ -58,9 +61,6 @@ def row_at(columns: Mapping[str, Any], index: int) -> dict[str, Any]:
 
 def group_key(prompt: object) -> str:
     """A stable group key for a prompt (text or messages)."""
-    import hashlib
-
-    import orjson
 
     raw = prompt.encode() if isinstance(prompt, str) else orjson.dumps(prompt, default=str)
     return hashlib.blake2b(raw, digest_size=12).hexdigest()

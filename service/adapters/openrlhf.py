@@ -9,10 +9,14 @@ prefix of it. Every sample must score: `RewardRequest.items` builds the items an
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, Field
+
 from referee.service.adapters.mapping import ItemMapping, group_key
+from referee.service.client import Client, RefereeError
 from referee.verifiers.types import Item, Result, Status
 
 
@@ -71,11 +75,6 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[Any]) -> di
     `ItemMapping`, default math against ``labels``). Raises on any non-``ok`` result:
     a failed sample never becomes a reward of 0.
     """
-    import os
-
-    import orjson
-    from referee.service.client import Client, RefereeError
-
     mapping = ItemMapping.model_validate(
         orjson.loads(os.environ.get("REFEREE_OPENRLHF_MAPPING", "{}"))
     )
@@ -90,7 +89,7 @@ def reward_func(queries: list[str], prompts: list[str], labels: list[Any]) -> di
         raise RefereeError(200, first.status.value, f"{len(bad)} samples not scored: {message}")
     body = reward_body(results).model_dump()
     try:
-        import torch
+        import torch  # noqa: PLC0415 - optional: OpenRLHF's process has it, ours may not
 
         body["rewards"] = torch.tensor(body["rewards"])
         body["scores"] = torch.tensor(body["scores"])

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
+
 from referee.service.adapters.mapping import ItemMapping, group_key, row_at
 from referee.service.client import loop_client
 from referee.verifiers.types import Result, Status

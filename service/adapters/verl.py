@@ -20,6 +20,7 @@ import threading
 from typing import Any
 
 import orjson
+
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.client import BatchingClient, RefereeError, loop_client
 from referee.verifiers.types import Item, Result, Status

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from celery import Celery
 from kombu import Queue
+
 from referee.service.settings import Settings
 from referee.verifiers.types import Pool
 

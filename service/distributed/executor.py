@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 import redis.asyncio as aioredis
+
 from referee.service.distributed.celery_app import CHUNK_SIZE, TASK_NAME, batch_queue, make_celery
 from referee.service.distributed.shares import Shares
 from referee.service.distributed.worker import HEARTBEAT_PREFIX, HEARTBEAT_S

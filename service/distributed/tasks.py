@@ -25,6 +25,7 @@ import orjson
 import redis
 from celery import Celery
 from celery.exceptions import Reject
+
 from referee.service.distributed.celery_app import TASK_NAME, batch_queue
 from referee.service.distributed.executor import cancel_key
 from referee.service.distributed.worker import WorkerEngine

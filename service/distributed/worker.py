@@ -20,20 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from prometheus_client import start_http_server
 from referee.service.execution.executor import EmbeddedExecutor
 from referee.service.execution.fair_queue import ANONYMOUS, Ticket
 from referee.service.jobs.redis_store import retrying
-from referee.service.metrics import Metrics
 from referee.service.settings import Settings
 from referee.verifiers.base import echo
-from referee.verifiers.registry import Registry, default_registry
+from referee.verifiers.builtin import default_registry
+from referee.verifiers.registry import Registry
 from referee.verifiers.types import Item, Pool, Result, Status
 
 HEARTBEAT_PREFIX = "referee:worker:"
@@ -129,40 +127,3 @@ def start_heartbeat(settings: Settings, pool: Pool, name: str, processes: int) -
 
     threading.Thread(target=beat, daemon=True, name="heartbeat").start()
     return stop
-
-
-def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
-    """Consume ``pool``'s queue until stopped. Blocks."""
-    from referee.service.distributed.celery_app import batch_queue, make_celery
-    from referee.service.distributed.tasks import register_tasks
-
-    sized = settings.model_copy(update={"cpu_workers": concurrency, "sandbox_workers": concurrency})
-    engine = WorkerEngine(sized)
-    metrics = Metrics(engine.readiness, engine.registry.all())
-    if settings.worker_metrics_port is not None:
-        start_http_server(settings.worker_metrics_port, registry=metrics.registry)
-    app = make_celery(settings)
-    register_tasks(app, engine, retrying(settings.broker_url or ""), settings, metrics)
-    name = f"{pool.value}-{socket.gethostname()}-{id(engine):x}"
-    stop = start_heartbeat(settings, pool, name, concurrency)
-    try:
-        app.worker_main(
-            [
-                "worker",
-                "--queues",
-                f"{pool.value},{batch_queue(pool)}",
-                "--pool",
-                "threads",
-                "--concurrency",
-                str(concurrency * THREADS_PER_PROCESS),
-                "--hostname",
-                f"{name}@%h",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel",
-                "INFO",
-            ]
-        )
-    finally:
-        stop.set()
-        engine.close()

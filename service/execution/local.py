@@ -9,7 +9,7 @@ from referee.service.execution.dispatch import Dispatcher
 from referee.service.execution.executor import EmbeddedExecutor
 from referee.service.metrics import Metrics
 from referee.service.settings import Settings
-from referee.verifiers.registry import default_registry
+from referee.verifiers.builtin import default_registry
 from referee.verifiers.types import Item, Result
 
 

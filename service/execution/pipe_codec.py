@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+
 from referee.verifiers.types import ErrorInfo, Item, Result, Status
 
 M = TypeVar("M", bound=BaseModel)

@@ -20,8 +20,8 @@ from typing import Any
 
 from referee.service.execution.pipe_codec import pack_results, unpack_items
 from referee.verifiers.batch import score_items
+from referee.verifiers.builtin import default_registry
 from referee.verifiers.code.runtime import sweep_leftovers
-from referee.verifiers.registry import default_registry
 from referee.verifiers.types import Item, Result
 
 FLUSH_S = 0.002

@@ -15,9 +15,10 @@ import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from referee.service.http.errors import error_response
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from referee.service.http.errors import error_response
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+
+from referee.service.distributed.executor import CeleryExecutor
 from referee.service.execution.dispatch import Dispatcher
 from referee.service.execution.executor import EmbeddedExecutor, Executor
 from referee.service.http.admission import Admission, AdmissionRules
@@ -22,7 +24,8 @@ from referee.service.jobs.redis_store import JobStore
 from referee.service.metrics import Metrics
 from referee.service.settings import Settings
 from referee.verifiers.base import Closable
-from referee.verifiers.registry import Registry, default_registry
+from referee.verifiers.builtin import default_registry
+from referee.verifiers.registry import Registry
 
 DESCRIPTION = """Verifiable rewards for RL on language models: math, code, rubric judges,
 reward models and rule rewards behind one endpoint. Every item gets a status
@@ -32,8 +35,6 @@ reward models and rule rewards behind one endpoint. Every item gets a status
 def build_executor(settings: Settings, registry: Registry) -> Executor:
     """The executor the settings ask for; the embedded one unless a broker is set."""
     if settings.broker_url:
-        from referee.service.distributed.executor import CeleryExecutor
-
         return CeleryExecutor(settings)
     return EmbeddedExecutor(settings, registry)
 
@@ -112,7 +113,6 @@ def admission_rules(settings: Settings) -> AdmissionRules:
 
 def build_rate_limiter(settings: Settings, executor: Executor) -> RateLimiter | None:
     """Per-key limits when configured; shared through Redis in distributed mode."""
-    from referee.service.distributed.executor import CeleryExecutor
 
     if settings.rate_limit_items_per_s is None:
         return None
@@ -124,7 +124,6 @@ def build_jobs(
     settings: Settings, registry: Registry, executor: Executor, dispatcher: Dispatcher
 ) -> JobBackend:
     """Jobs in Redis with the distributed executor; spooled and scored here otherwise."""
-    from referee.service.distributed.executor import CeleryExecutor
 
     if not isinstance(executor, CeleryExecutor):
         return LocalJobs(

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+
 from referee.service.http.errors import PayloadTooLarge
 
 ITEM_LIST = "x-item-list"

@@ -9,6 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
 from referee.service.execution.dispatch import Dispatcher
 from referee.service.execution.fair_queue import Priority, Ticket
 from referee.service.http.errors import Unauthorized

@@ -14,8 +14,9 @@ from json import JSONDecodeError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from redis.exceptions import RedisError
-from referee.service.http.responses import JSONBytes
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from referee.service.http.responses import JSONBytes
 
 log = logging.getLogger(__name__)
 

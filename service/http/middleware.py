@@ -6,9 +6,10 @@ import logging
 import time
 import uuid
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from referee.service.logs import request_id
 from referee.service.metrics import Metrics
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class RequestObserver:

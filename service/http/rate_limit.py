@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
+
 from referee.service.http.errors import Overloaded, PayloadTooLarge
 
 _TAKE = """

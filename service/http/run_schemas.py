@@ -15,6 +15,7 @@ import binascii
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from referee.sandbox import (
     Case,
     CaseStatus,

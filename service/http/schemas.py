@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from referee.verifiers.types import GroupStats, Item, Result
 
 

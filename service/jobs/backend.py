@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import orjson
+
 from referee.service.distributed.celery_app import CHUNK_SIZE
 from referee.service.distributed.executor import CeleryExecutor
 from referee.service.execution.fair_queue import Ticket

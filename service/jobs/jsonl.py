@@ -8,6 +8,7 @@ from typing import IO
 
 import orjson
 from pydantic import ValidationError
+
 from referee.verifiers.base import describe_validation_error
 from referee.verifiers.types import Item, Result, Status
 

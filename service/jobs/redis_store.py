@@ -26,10 +26,12 @@ from typing import Any
 import orjson
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
+
 from referee.verifiers.types import ErrorInfo, Result, Status
 
 PREFIX = "referee:job:"
@@ -75,7 +77,6 @@ def retrying(url: str, **kwargs: Any) -> redis.Redis:
 def aretrying(url: str, retries: int = 40, **kwargs: Any) -> aioredis.Redis:
     """The asyncio twin of `retrying`; ``retries`` bounds how long a call rides out an
     outage (the gateway keeps it short and answers 503 rather than hang a request)."""
-    from redis.asyncio.retry import Retry as AsyncRetry
 
     retry = AsyncRetry(ExponentialBackoff(cap=2.0, base=0.05), retries=retries)
     return aioredis.Redis.from_url(

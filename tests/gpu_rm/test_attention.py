@@ -18,7 +18,6 @@ from referee.gpu_rm.encoding import Encoded  # noqa: E402
 from referee.gpu_rm.model import RewardModel  # noqa: E402
 from referee.gpu_rm.packing import TokenSequence, pack  # noqa: E402
 from referee.gpu_rm.settings import ModelSpec  # noqa: E402
-
 from tests.gpu_rm.conftest import build_model, random_text  # noqa: E402
 from tests.gpu_rm.test_model import assert_relative, padded_reference  # noqa: E402
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError
 
 import pytest
+
 from referee.gpu_rm.batcher import Batcher, DeadlineExpired
 from referee.gpu_rm.encoding import Encoded
 from referee.gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded

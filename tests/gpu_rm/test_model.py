@@ -21,7 +21,6 @@ from referee.gpu_rm.errors import ModelUnavailable  # noqa: E402
 from referee.gpu_rm.model import RewardModel  # noqa: E402
 from referee.gpu_rm.packing import TokenSequence, pack  # noqa: E402
 from referee.gpu_rm.settings import ModelSpec  # noqa: E402
-
 from tests.gpu_rm.conftest import random_text  # noqa: E402
 
 

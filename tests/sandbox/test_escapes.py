@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxStatus
 
+from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxStatus
 from tests.conftest import require
 
 from .conftest import FAST, REPO_ROOT

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+
 from referee.sandbox import Case, Program, Sandbox, SandboxSettings
 from referee.sandbox.identity import IdentityPool
 from referee.sandbox.program_dir import ProgramDir
 from referee.sandbox.types import SandboxFailure
-
 from tests.sandbox.conftest import FAST, sandboxed_pids
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="only root can start other users")

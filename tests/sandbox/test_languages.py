@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+
 from referee.sandbox import (
     Case,
     CaseStatus,
@@ -15,7 +16,6 @@ from referee.sandbox import (
     SandboxStatus,
     languages,
 )
-
 from tests.conftest import require
 
 from .conftest import FAST

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from referee.sandbox import cgroups, leftovers
 
+from referee.sandbox import cgroups, leftovers
 from tests.conftest import REPO
 
 from .conftest import needs_bwrap, sandboxed_pids

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from referee.sandbox import Case, Program, Sandbox, SandboxSettings, SandboxStatus
 
+from referee.sandbox import Case, Program, Sandbox, SandboxSettings, SandboxStatus
 from tests.sandbox.conftest import FAST
 
 ECHO_PROGRAM = """

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+
 from referee.service.http.app import create_app
 from referee.service.settings import Settings
 

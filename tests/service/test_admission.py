@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+
 from referee.service.http.app import create_app
 from referee.service.http.body import json_containers
-
 from tests.conftest import start_server, stop_server
 from tests.service.conftest import small_settings
 

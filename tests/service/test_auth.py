@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from referee.service.http.app import create_app
 
+from referee.service.http.app import create_app
 from tests.service.conftest import small_settings
 
 ITEM = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from referee.service.client import Client, RefereeError
 from referee.verifiers import Item, Status
-
 from tests.conftest import REPO
 
 ITEMS = [

@@ -9,9 +9,9 @@ import time
 
 import httpx
 import pytest
+
 from referee.service.client import AsyncClient, BatchingClient, Client, RefereeError, RetryPolicy
 from referee.verifiers import Item, Status
-
 from tests.service.scripted_server import scripted_server
 
 FAST = RetryPolicy(attempts=4, base_s=0.01, cap_s=0.05)

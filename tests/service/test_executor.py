@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+
 from referee.service.execution.process_pool import ProcessPool
 from referee.verifiers import Item, Result, Status
-
 from tests.service.conftest import wait_alive
 
 SLACK_S = 0.5
@@ -192,8 +192,8 @@ def test_a_pool_that_cannot_start_leaves_no_workers_and_answers_error(
 ) -> None:
     from referee.service.execution import process_pool
     from referee.service.execution.executor import EmbeddedExecutor
-    from referee.verifiers import Pool, default_registry
-
+    from referee.verifiers import Pool
+    from referee.verifiers.builtin import default_registry
     from tests.service.conftest import small_settings
 
     real_spawn = process_pool._Slot.spawn

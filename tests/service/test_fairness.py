@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from referee.service.execution.fair_queue import FairQueue, Priority, Ticket
 
+from referee.service.execution.fair_queue import FairQueue, Priority, Ticket
 from tests.conftest import start_server, stop_server
 
 ALPHA, BETA = "alpha", "beta"

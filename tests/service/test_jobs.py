@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 import pytest
 from fastapi.testclient import TestClient
-from referee.service.http.app import create_app
 
+from referee.service.http.app import create_app
 from tests.service.conftest import small_settings
 
 NDJSON = {"Content-Type": "application/x-ndjson"}

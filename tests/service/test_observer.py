@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+
 from referee.service.logs import JsonFormatter
 
 ITEM = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}

@@ -8,7 +8,9 @@ entry point that points at a missing module.
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
-from referee.verifiers import Item, default_registry, score_items
+
+from referee.verifiers import Item, score_items
+from referee.verifiers.builtin import default_registry
 
 
 def test_plugin_class_and_factory_entry_points_are_registered() -> None:

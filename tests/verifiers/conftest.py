@@ -3,7 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from referee.verifiers import Item, Registry, Result, default_registry, score_items
+
+from referee.verifiers import Item, Registry, Result, score_items
+from referee.verifiers.builtin import default_registry
 
 
 @pytest.fixture(scope="session")

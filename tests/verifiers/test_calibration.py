@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Item, Registry, Result, Status, score_items
 from referee.verifiers.rules.calibration import CalibrationVerifier
-
 from tests.verifiers.test_composite import Scripted
 
 EQ = {"verifier": "string"}

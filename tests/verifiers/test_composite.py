@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import pytest
+
 from referee.verifiers import (
     Item,
     ItemVerifier,

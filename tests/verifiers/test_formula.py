@@ -5,6 +5,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from referee.verifiers.rules.formula import (
     MAX_DEPTH,
     MAX_LENGTH,

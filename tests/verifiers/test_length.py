@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Status
 
 CHARS = {"mode": "linear", "unit": "chars"}

@@ -4,9 +4,11 @@ from listings, from lookups and from verifiers that nest others."""
 from __future__ import annotations
 
 import pytest
+
 from referee.verifiers import Item, Status, score_items
+from referee.verifiers.builtin import default_registry
 from referee.verifiers.code.raw_run import RAW_RUN, RawRunVerifier
-from referee.verifiers.registry import Registry, UnknownVerifier, default_registry
+from referee.verifiers.registry import Registry, UnknownVerifier
 from referee.verifiers.rules.composite import CompositeVerifier
 
 

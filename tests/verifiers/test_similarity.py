@@ -4,6 +4,7 @@ import math
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Status
 
 E = math.exp(-1)  # BLEU brevity penalty of a 3-word hypothesis against 6 reference words

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Status
 from referee.verifiers.sql import extract_sql, has_order_by, same_results
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Status
 
 CASES: list[tuple[str, Any, dict[str, Any], float]] = [

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from referee.sandbox import Case, CaseStatus, Limits, Program, RunReport, SandboxStatus
 from referee.verifiers.code.comparison import Comparator, Tolerance, Verdict, compare
 from referee.verifiers.code.runtime import shared_sandbox

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from referee.verifiers.base import ItemInvalid, describe_validation_error
 
 Kind = Literal["stdio", "function", "assert"]

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
+
 from referee.sandbox import Case, CompileStatus, Limits, Outcome, RunReport, Sandbox, languages
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Params
 from referee.verifiers.base import Outcome as Scored

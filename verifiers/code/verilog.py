@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from pydantic import Field, field_validator
+
 from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Params
 from referee.verifiers.base import Outcome as Scored

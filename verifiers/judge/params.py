@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from referee.verifiers.base import Params
 from referee.verifiers.judge.allowance import Allowance
 from referee.verifiers.judge.prompts import Messages

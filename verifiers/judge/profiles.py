@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
 from referee.verifiers.judge.transport import Origin
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from referee.verifiers.rules.field_error import field_error
 
 MAX_CRITERIA = 64

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
+
 from referee.verifiers.base import (
     ItemError,
     ItemInvalid,

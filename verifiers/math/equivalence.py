@@ -46,6 +46,7 @@ from fractions import Fraction
 from typing import Any
 
 import sympy
+
 from referee.verifiers.math.fastpath import Number
 from referee.verifiers.math.normalization import Normalized
 from referee.verifiers.math.parsing import (

@@ -30,6 +30,7 @@ import sympy
 from latex2sympy2_extended import latex2sympy
 from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 from latex2sympy2_extended.math_normalization import NormalizationConfig
+
 from referee.verifiers.math import expressions
 from referee.verifiers.math.expressions import NotExpression
 from referee.verifiers.math.fastpath import NotFast, Number, TooLarge, fast_number

@@ -24,6 +24,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import sympy
 from pydantic import Field
+
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.math.equivalence import Policy, Side, compare, not_finite
 from referee.verifiers.math.extraction import DEFAULT_STRATEGIES, Strategy, extract

@@ -5,6 +5,7 @@ from __future__ import annotations
 import regex
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
+
 from referee.verifiers.base import ItemTimeout, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.nesting import NestedScorer, SubVerifier, reward_of
 from referee.verifiers.types import Item

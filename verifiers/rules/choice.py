@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
+
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.normalization import Normalization
 from referee.verifiers.types import Item

@@ -6,6 +6,7 @@ import re
 
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
+
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.formula import (
     NAME_PATTERN,

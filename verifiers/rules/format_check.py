@@ -16,11 +16,12 @@ import regex
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, best_match
 from pydantic import Field, field_validator, model_validator
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource, Unresolvable
+
 from referee.verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.types import Item
-from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource, Unresolvable
 
 Mode = Literal["regex", "tags", "json", "json_schema"]
 

@@ -13,6 +13,7 @@ import re
 from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
+
 from referee.verifiers.base import ItemVerifier, Outcome, Params
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.types import Item

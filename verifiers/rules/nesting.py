@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from referee.verifiers.base import ItemError, ItemInvalid, ItemTimeout
 from referee.verifiers.batch import score_with
 from referee.verifiers.registry import Registry, UnknownVerifier

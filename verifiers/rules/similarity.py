@@ -7,12 +7,13 @@ from typing import Literal
 import regex
 from pydantic import Field
 from rapidfuzz import fuzz
+from rouge_score import rouge_scorer
+from sacrebleu.metrics.bleu import BLEU
+
 from referee.verifiers.base import ItemVerifier, Outcome, Params
 from referee.verifiers.rules.normalization import Normalization
 from referee.verifiers.rules.references import text_references
 from referee.verifiers.types import Item
-from rouge_score import rouge_scorer
-from sacrebleu.metrics.bleu import BLEU
 
 Metric = Literal["fuzzy", "bleu", "rouge_l"]
 

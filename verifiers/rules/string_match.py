@@ -6,6 +6,7 @@ from typing import Literal
 
 import regex
 from pydantic import Field
+
 from referee.verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.normalization import Normalization
 from referee.verifiers.rules.references import text_references

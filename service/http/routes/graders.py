@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from fastapi import APIRouter
+
 from referee.service.adapters.graders import (
     Expansion,
     GraderRequest,

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
+
 from referee.service.execution.dispatch import Dispatcher
 from referee.service.http.deps import DispatcherDep, MetricsDep
 from referee.service.http.responses import JSONBytes

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import StreamingResponse
+
 from referee.service.execution.fair_queue import Priority, Ticket
 from referee.service.http.deps import CallerDep
 from referee.service.http.errors import Conflict, NotFound

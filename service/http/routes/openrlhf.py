@@ -8,6 +8,7 @@ OpenRLHF needs a number for every sample. So a batch with an ``invalid`` sample 
 from __future__ import annotations
 
 from fastapi import APIRouter
+
 from referee.service.adapters.openrlhf import RewardRequest, RewardResponse, failures, reward_body
 from referee.service.http.body import ITEM_LIST, CappedRoute
 from referee.service.http.deps import CallerDep, DispatcherDep, SettingsDep

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from fastapi import APIRouter
+
 from referee.sandbox import RunReport, SandboxStatus
 from referee.service.execution.dispatch import Budget
 from referee.service.http.body import CappedRoute

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+
 from referee.service.http.body import ITEM_LIST, CappedRoute
 from referee.service.http.deps import CallerDep, DispatcherDep, SettingsDep
 from referee.service.http.errors import PayloadTooLarge

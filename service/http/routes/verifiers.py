@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+
 from referee.service.http.deps import DispatcherDep
 from referee.service.http.schemas import VerifierInfo, VerifierList
 

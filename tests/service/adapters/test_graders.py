@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+
 from referee.service.adapters.graders import Expansion, TemplateError, render
 from referee.service.http.app import create_app
 from referee.service.settings import Settings
-
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
 
 SAMPLE = {"output_text": '{"answer": "Paris"}', "output_json": {"answer": "Paris"}}

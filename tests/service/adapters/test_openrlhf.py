@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.adapters.openrlhf import reward_func
 from referee.service.http.app import create_app
-
 from tests.service.conftest import small_settings
 
 PROMPT = "<|user|>What is 6 * 7?<|assistant|>"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.adapters.trl import reward_funcs
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.adapters.trl import reward_funcs
 from referee.service.client import Client

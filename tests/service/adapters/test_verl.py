@@ -6,6 +6,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+
 from referee.service.adapters import verl
 from referee.service.client import RefereeError
 

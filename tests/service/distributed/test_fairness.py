@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from referee.service.distributed.shares import Shares
 
+from referee.service.distributed.shares import Shares
 from tests.service.distributed.conftest import Cluster, make_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

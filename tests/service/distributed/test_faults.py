@@ -13,8 +13,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from referee.service.client import Client
 
+from referee.service.client import Client
 from tests.service.distributed.conftest import Cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

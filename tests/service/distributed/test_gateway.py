@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from referee.service.client import Client, RefereeError
 
+from referee.service.client import Client, RefereeError
 from tests.service.distributed.conftest import Cluster, make_cluster
 
 pytestmark = pytest.mark.integration

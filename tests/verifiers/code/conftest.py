@@ -5,6 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Item, Registry, Result, score_items
 
 ScoreMany = Callable[[Sequence[Item]], list[Result]]

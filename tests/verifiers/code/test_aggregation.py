@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from referee.verifiers.code.aggregation import Aggregate, aggregate
 from referee.verifiers.code.suite import Subtask
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from referee.verifiers import Status
 
+from referee.verifiers import Status
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
 
 ONE = {"inputs": ["1\n"], "outputs": ["1\n"]}

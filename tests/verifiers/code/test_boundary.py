@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from referee.verifiers.code.boundary import assembly, codec
 
 plain = st.recursive(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from referee.verifiers.code.comparison import Comparator, Tolerance, compare, compare_values
 
 TOL = Tolerance(abs_tol=1e-6, rel_tol=1e-6)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from referee.verifiers.code.extraction import extract_code
 
 CASES: list[tuple[str, str | None, str, str]] = [

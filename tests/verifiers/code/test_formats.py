@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from referee.verifiers import Status
 
+from referee.verifiers import Status
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
 
 SQUARE_STDIO = {"inputs": ["3\n", "-4\n", "0\n"], "outputs": ["9\n", "16\n", "0\n"]}

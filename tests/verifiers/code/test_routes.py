@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from referee.service.http.app import create_app
 
+from referee.service.http.app import create_app
 from tests.service.conftest import small_settings
 
 CPP = '#include <cstdio>\nint main(){int a,b;scanf("%d %d",&a,&b);printf("%d\\n",a+b);}'

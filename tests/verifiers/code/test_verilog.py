@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from referee.verifiers import Item, Status
 
+from referee.verifiers import Item, Status
 from tests.verifiers.code.conftest import ScoreMany, fenced
 
 TESTBENCH = """module tb;

@@ -4,8 +4,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
-from referee.verifiers.judge import JudgeProfile, JudgeVerifier
 
+from referee.verifiers.judge import JudgeProfile, JudgeVerifier
 from tests.verifiers.judge.endpoint import JudgeEndpoint
 
 

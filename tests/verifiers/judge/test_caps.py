@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Item, Status
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.judge.prompts import TAG
-
 from tests.verifiers.judge.endpoint import JudgeEndpoint, block, completion, user_text
 from tests.verifiers.judge.scripts import rubric_judge
 

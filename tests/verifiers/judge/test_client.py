@@ -12,11 +12,11 @@ import warnings
 from collections.abc import Callable
 
 import pytest
+
 from referee.verifiers import Item, Status
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.judge.client import retry_after
 from referee.verifiers.judge.verifier import START_BATCH
-
 from tests.verifiers.judge.conftest import fast_profile
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
 

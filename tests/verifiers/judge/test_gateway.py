@@ -6,11 +6,11 @@ import json
 
 import pytest
 from fastapi.testclient import TestClient
+
 from referee.service.http.app import create_app
 from referee.service.settings import Settings
+from referee.verifiers.builtin import default_registry
 from referee.verifiers.judge import JudgeVerifier
-from referee.verifiers.registry import default_registry
-
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply
 from tests.verifiers.judge.scripts import rubric_judge
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Item, Status
 from referee.verifiers.judge import JudgeVerifier
-
 from tests.verifiers.judge.endpoint import (
     JudgeEndpoint,
     Reply,

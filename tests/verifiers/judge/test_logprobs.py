@@ -3,9 +3,9 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from referee.verifiers.judge.logprobs import expected_value, parse_tokens
 from referee.verifiers.judge.replies import Slot
-
 from tests.verifiers.judge.endpoint import char_logprobs
 
 SCALE = Slot("score", {str(v): float(v) for v in range(1, 6)}, (1, 5))

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Item, Status
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.judge.prompts import messages_version
-
 from tests.verifiers.judge.conftest import fast_profile
 from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
 

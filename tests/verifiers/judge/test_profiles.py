@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from pydantic import ValidationError
+
 from referee.verifiers import Item, Status
 from referee.verifiers.judge import JudgeProfile, JudgeSettings, JudgeVerifier, UsageCollector
 from referee.verifiers.judge.profiles import profile_for_model
-
 from tests.verifiers.judge.endpoint import JudgeEndpoint, completion
 
 IMPLICIT = {"mode": "implicit", "profile": "local"}

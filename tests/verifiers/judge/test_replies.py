@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, Slot, parse_reply
 from referee.verifiers.judge.rubric import Criterion
 

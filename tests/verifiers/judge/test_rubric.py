@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+
 from referee.verifiers.judge.rubric import Criterion, Rubric, aggregate, split
 
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+
 from referee.verifiers.judge import transport
 from referee.verifiers.judge.transport import (
     Origin,
@@ -22,7 +23,6 @@ from referee.verifiers.judge.transport import (
     open_pool,
     proxied,
 )
-
 from tests.conftest import require
 
 from .endpoint import JudgeEndpoint, completion

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Item, Status
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.judge.prompts import EXPLICIT, IMPLICIT, load_template
-
 from tests.verifiers.judge.endpoint import JudgeEndpoint, block, char_logprobs, completion
 from tests.verifiers.judge.scripts import rubric_judge
 

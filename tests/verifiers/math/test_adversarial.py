@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
 from referee.service.execution.local import LocalScorer
 from referee.service.settings import Settings
 from referee.verifiers import Item, Status

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from referee.verifiers import Status
 
+from referee.verifiers import Status
 from tests.verifiers.math.cases import CASES
 
 

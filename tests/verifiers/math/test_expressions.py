@@ -12,6 +12,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from latex2sympy2_extended import latex2sympy
+
 from referee.verifiers.math import expressions
 from referee.verifiers.math.equivalence import not_finite
 from referee.verifiers.math.parsing import _CONVERSION, _NORMALIZATION

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from referee.verifiers import Status
 from referee.verifiers.math.extraction import DEFAULT_STRATEGIES, boxed_contents, extract
 
