@@ -30,8 +30,24 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 PYTHON="${PYTHON:-python3}"
+# Debian's own Python refuses pip installs outside a virtual environment (PEP 668): then
+# work in .venv (made here once; python3-venv provides the module).
+if "$PYTHON" -c 'import sys, sysconfig, pathlib; sys.exit(not (sys.prefix == sys.base_prefix and (pathlib.Path(sysconfig.get_path("stdlib")) / "EXTERNALLY-MANAGED").exists()))'; then
+    if [ ! -x .venv/bin/python ]; then
+        "$PYTHON" -m venv .venv 2>/dev/null || {
+            $SUDO apt-get install -y -qq --no-install-recommends python3-venv
+            "$PYTHON" -m venv .venv
+        }
+    fi
+    PYTHON="$PWD/.venv/bin/python"
+    export PATH="$PWD/.venv/bin:$PATH"
+fi
+# Strict editable install: a tree of links under build/ that mypy can read (re-run after
+# adding a module). The test plugin is never installed: tests/conftest.py puts it on the
+# path; an install left by an older version of this script is removed.
+"$PYTHON" -m pip uninstall -q -y referee-testplugin 2>/dev/null || true
 "$PYTHON" -m pip install -q --disable-pip-version-check --config-settings editable_mode=strict \
-    -e ".[dev,gpu,trainers]" -e tests/plugins/referee_testplugin
+    -e ".[dev,gpu,trainers,docker]"
 PYTHON="$PYTHON" bash scripts/install-tools.sh  # helm + docker-compose for tests/deploy
 
 "$PYTHON" -m ruff check .

@@ -12,6 +12,21 @@ import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+PLUGINS = REPO / "tests" / "plugins" / "referee_testplugin"
+
+
+def _use_test_plugins() -> None:
+    """Put the test plugin (its package and a static dist-info declaring its entry
+    points) on the path of this process and of every process it starts, rather than
+    installing it: a user's environment never gains our broken test plugin."""
+    if str(PLUGINS) not in sys.path:
+        sys.path.insert(0, str(PLUGINS))
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if str(PLUGINS) not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [str(PLUGINS), *paths] if p)
+
+
+_use_test_plugins()
 
 
 def require(available: bool, reason: str) -> None:

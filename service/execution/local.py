@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 from collections.abc import Sequence
 
 from referee.service.execution.dispatch import Dispatcher
@@ -11,6 +12,16 @@ from referee.service.metrics import Metrics
 from referee.service.settings import Settings
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.types import Item, Result
+
+UNGUARDED = (
+    "LocalScorer was started again inside one of its own worker processes: they import "
+    "your main module, so a script must keep the code that scores under "
+    'if __name__ == "__main__":'
+)
+
+
+class UnguardedScript(RuntimeError):
+    """A script created a `LocalScorer` at import time (see `UNGUARDED`)."""
 
 
 class LocalScorer:
@@ -21,6 +32,8 @@ class LocalScorer:
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
+        if multiprocessing.parent_process() is not None:
+            raise UnguardedScript(UNGUARDED)
         self.settings = settings or Settings()
         registry = default_registry()
         self._executor = EmbeddedExecutor(self.settings, registry)

@@ -27,6 +27,7 @@ import contextlib
 import logging
 import math
 import multiprocessing as mp
+import sys
 import threading
 import time
 from concurrent.futures import Future
@@ -222,7 +223,7 @@ class _Slot:
             ready = False
         if not ready:
             self.kill()
-            raise WorkerStartError(f"a {self.pool.name} worker process failed to start")
+            raise WorkerStartError(f"a {self.pool.name} worker process failed to start{_hint()}")
 
     def stop(self) -> None:
         if self.conn is not None:
@@ -332,3 +333,14 @@ class _Slot:
             index = task.pending()[0]
         task.fail(index, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
         self.kill()
+
+
+def _hint() -> str:
+    """When the main module is a script: the likely cause of a worker failing to start."""
+    main = sys.modules.get("__main__")
+    if main is None or not getattr(main, "__file__", None):
+        return ""
+    return (
+        "; workers import the main module again, so a script must keep the code that "
+        'scores under if __name__ == "__main__":'
+    )

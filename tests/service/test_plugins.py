@@ -1,7 +1,7 @@
 """Third-party verifiers load from the ``verifiers`` entry-point group.
 
-The test plugin package (tests/plugins/referee_testplugin) is pip-installed by the test
-command; it declares ``reverse`` (a class), a factory of misbehaving verifiers, and one
+The test plugin package (tests/plugins/referee_testplugin) is put on the path by the
+tests' conftest, never installed; its static dist-info declares ``reverse`` (a class), a factory of misbehaving verifiers, and one
 entry point that points at a missing module.
 """
 
