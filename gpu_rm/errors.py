@@ -25,6 +25,13 @@ class ModelUnavailable(RewardModelError):
     code = "model_unavailable"
 
 
+class ModelMisconfigured(RewardModelError):
+    """The model's settings cannot work (its path holds no model): an operator's fix,
+    not retryable. The code is the service-wide ``not_configured``."""
+
+    code = "not_configured"
+
+
 class Overloaded(RewardModelError):
     """The batcher's queue is full: the caller should back off and retry (HTTP 429)."""
 

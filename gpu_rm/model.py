@@ -32,7 +32,7 @@ from transformers.utils import logging as hf_logging
 
 from referee.gpu_rm.attention import PackedRow, packed_row, register_packed_attention, to_device
 from referee.gpu_rm.encoding import ChatEncoder
-from referee.gpu_rm.errors import ModelUnavailable
+from referee.gpu_rm.errors import ModelMisconfigured, ModelUnavailable
 from referee.gpu_rm.kernels import ScoreHead, score_last_tokens
 from referee.gpu_rm.packing import PackedLayout, TokenSequence, pack
 from referee.gpu_rm.settings import ModelSpec
@@ -87,7 +87,11 @@ class RewardModel:
 
     @classmethod
     def load(cls, name: str, spec: ModelSpec) -> RewardModel:
-        """Load from ``spec.path`` only; raise `ModelUnavailable` with the reason on failure."""
+        """Load from ``spec.path`` only; raise `ModelMisconfigured` when the path holds no
+        model and `ModelUnavailable` with the reason on any other failure."""
+        problem = spec.path_problem()
+        if problem is not None:
+            raise ModelMisconfigured(f"model {name!r}: {problem} (REFEREE_RM_MODELS)")
         placement = resolve_placement(spec)
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # a server's logs are not a terminal
         try:

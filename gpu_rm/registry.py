@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from referee.gpu_rm.batcher import Batcher
-from referee.gpu_rm.errors import ModelUnavailable, UnknownModel
+from referee.gpu_rm.errors import ModelMisconfigured, ModelUnavailable, UnknownModel
 from referee.gpu_rm.settings import RMSettings, load_settings
 
 
@@ -32,7 +32,7 @@ class ModelRegistry:
     def __init__(self, settings: RMSettings) -> None:
         self.settings = settings
         self._served: dict[str, ServedModel] = {}
-        self._failed: dict[str, str] = {}
+        self._failed: dict[str, ModelUnavailable | ModelMisconfigured] = {}
         self._lock = threading.Lock()
 
     def names(self) -> list[str]:
@@ -46,8 +46,8 @@ class ModelRegistry:
     def get(self, name: str) -> ServedModel:
         """The served model ``name``, loading it on first use (blocking).
 
-        Raises `UnknownModel` for a name not in settings and `ModelUnavailable` when it
-        failed to load (now or before).
+        Raises `UnknownModel` for a name not in settings, `ModelMisconfigured` when its
+        path holds no model, and `ModelUnavailable` when it failed to load (now or before).
         """
         spec = self.settings.models.get(name)
         if spec is None:
@@ -57,17 +57,18 @@ class ModelRegistry:
             if name in self._served:
                 return self._served[name]
             if name in self._failed:
-                raise ModelUnavailable(self._failed[name])
+                raise self._failed[name]
             try:
                 from referee.gpu_rm.model import RewardModel  # noqa: PLC0415 - torch loads with the first model
 
                 model = RewardModel.load(name, spec)
-            except ModelUnavailable as exc:
-                self._failed[name] = exc.message
+            except (ModelUnavailable, ModelMisconfigured) as exc:
+                self._failed[name] = exc
                 raise
             except ImportError as exc:
-                self._failed[name] = f"reward models need the 'gpu' extra: {exc}"
-                raise ModelUnavailable(self._failed[name]) from None
+                message = f"reward models need the 'gpu' extra: {exc}"
+                self._failed[name] = ModelMisconfigured(message)
+                raise self._failed[name] from None
             s = self.settings
             batcher = Batcher(
                 model, s.token_budget, s.max_batch_items, s.max_wait_ms / 1000.0, s.max_queue_items
@@ -88,7 +89,7 @@ class ModelRegistry:
                 served = self._served[name]
                 report[name] = {"state": "loaded", "queued": served.batcher.queue_depth()}
             elif name in self._failed:
-                report[name] = {"state": "failed", "reason": self._failed[name]}
+                report[name] = {"state": "failed", "reason": self._failed[name].message}
             else:
                 report[name] = {"state": "not_loaded"}
         return report

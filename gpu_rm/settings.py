@@ -7,6 +7,7 @@ Read from the environment with the ``REFEREE_RM_`` prefix, lazily, on first use
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,6 +44,16 @@ class ModelSpec(BaseModel):
     packing cannot reproduce (bidirectional, chunked, or an unverified architecture)."""
     row_bucket: int = Field(default=1024, ge=1)
     """Flex rows are padded to a multiple of this, so compiled kernels are reused."""
+
+    def path_problem(self) -> str | None:
+        """Why ``path`` cannot hold a Hugging Face model, or None. Models load from local
+        directories only: a hub id or a typo must not surface as a hub download error."""
+        directory = Path(self.path)
+        if not directory.is_dir():
+            return f"path {self.path} is not a directory (models load from local directories)"
+        if not (directory / "config.json").is_file():
+            return f"path {self.path} holds no config.json: not a Hugging Face model directory"
+        return None
 
 
 class RMSettings(BaseSettings):

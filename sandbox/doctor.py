@@ -29,23 +29,21 @@ _HELLO = {
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the report. ``ok`` False with ``detail`` saying why (or a warning)."""
+    """One line of the report. ``ok`` False with ``detail`` saying why. ``required``: the
+    configured sandbox cannot work without it (`failed` counts it)."""
 
     component: str
     ok: bool
     detail: str
+    required: bool = False
 
 
 def check_host(settings: SandboxSettings | None = None, smoke: bool = True) -> list[Check]:
     """Probe backends, cgroups and languages; with ``smoke``, run a hello world per
-    available language through the configured backend."""
+    available language through the configured backend. The configured backend is
+    ``required``; the others are listed as alternatives, without warnings."""
     settings = settings or SandboxSettings()
-    checks: list[Check] = []
-    for name in ("bwrap", "docker", "process"):
-        backend = create(settings.model_copy(update={"backend": name}))
-        problem = backend.problem()
-        note = "" if backend.isolating else " (NOT isolating: trusted code only)"
-        checks.append(Check(f"backend {name}", problem is None, (problem or "works") + note))
+    checks = [_check_backend(settings, name) for name in ("bwrap", "docker", "process")]
     checks.append(_check_identity(settings, os.geteuid()))
     support = cgroups.detect()
     checks.append(
@@ -64,18 +62,43 @@ def check_host(settings: SandboxSettings | None = None, smoke: bool = True) -> l
     return checks
 
 
+def failed(checks: list[Check]) -> list[str]:
+    """Why the configured sandbox cannot score code on this host (empty when it can): a
+    required check failed, or not one language runs."""
+    reasons = [f"{c.component}: {c.detail}" for c in checks if c.required and not c.ok]
+    languages_ok = [c for c in checks if c.component.startswith("language ") and c.ok]
+    if not languages_ok:
+        reasons.append("no language runs on this host")
+    return reasons
+
+
+def _check_backend(settings: SandboxSettings, name: str) -> Check:
+    configured = name == settings.backend
+    backend = create(settings.model_copy(update={"backend": name}))
+    problem = backend.problem()
+    label = f"backend {name}" + (" (configured)" if configured else "")
+    if problem is not None:
+        return Check(label, False, problem, required=configured)
+    if not backend.isolating:
+        note = "NOT isolating: trusted code only" if configured else "available, not isolating"
+        return Check(label, True, f"works ({note})", required=configured)
+    return Check(label, True, "works", required=configured)
+
+
 def _check_identity(settings: SandboxSettings, euid: int) -> Check:
-    """bwrap maps the sandbox's uid to the uid that started it: started as root, files in
-    the visible system directories that only root may read are readable in the sandbox
-    (capabilities are still dropped and every mount is read-only)."""
+    """Who a sandboxed program is on the host. Started as root, every run starts bwrap
+    as an unprivileged uid of its own (`sandbox.identity`), so a program that escaped its
+    namespaces would still be nobody on the host."""
     inside = settings.sandbox_uid
     if euid != 0:
         return Check("sandbox identity", True, f"uid {inside} inside, uid {euid} outside")
+    first = settings.host_uid_base
+    last = first + settings.host_uid_span - 1
     return Check(
         "sandbox identity",
-        False,
-        f"uid {inside} inside maps to root outside (this process runs as root): "
-        "run referee as an unprivileged user, as the image does (uid 10001)",
+        True,
+        f"uid {inside} inside, a fresh unprivileged host uid per run outside "
+        f"({first}..{last}); the server itself runs as root: prefer a service account",
     )
 
 

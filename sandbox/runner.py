@@ -16,6 +16,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -43,6 +44,8 @@ from referee.sandbox.types import (
 
 # Compilers are multi-threaded (go, rustc, javac); the pids cgroup counts threads.
 _COMPILE_PROCESSES = 512
+PROBLEM_RECHECK_S = 30.0
+"""How long a found backend problem is believed before the backend is probed again."""
 
 
 log = logging.getLogger(__name__)
@@ -59,6 +62,7 @@ class Sandbox:
         self.identities = IdentityPool(self.settings.host_uid_base, self.settings.host_uid_span)
         self._fast: ForkServer | None = None
         self._lock = threading.Lock()
+        self._problem: tuple[float, str | None] | None = None
         self.fast_path_fallbacks = 0
         """Python cases the fast path could not run, re-run in a bwrap of their own."""
         # A process killed mid-run (a preempted worker, say) could not clean up after
@@ -84,6 +88,29 @@ class Sandbox:
         if fast is not None:
             fast.close()
 
+    def problem(self) -> str | None:
+        """Why the backend cannot run anything on this host, or None. Probed once when it
+        works; a problem is probed again after `PROBLEM_RECHECK_S` (the operator may be
+        installing what is missing)."""
+        with self._lock:
+            known = self._problem
+        if known is not None and (known[1] is None or time.monotonic() < known[0]):
+            return known[1]
+        found = self.backend.problem()
+        with self._lock:
+            self._problem = (time.monotonic() + PROBLEM_RECHECK_S, found)
+        return found
+
+    def _unavailable(self, lang: languages.Language) -> str | None:
+        """Why ``lang`` cannot run here at all (backend or toolchain), or None."""
+        problem = self.problem()
+        if problem is not None:
+            return f"the {self.backend.name} sandbox backend does not work here: {problem}"
+        missing = languages.missing_tools(lang, shared=self.identities.active)
+        if missing:
+            return f"{lang.name} toolchain missing on this host: {', '.join(missing)}"
+        return None
+
     def run(
         self, program: Program, cases: Sequence[Case], limits: Limits | None = None
     ) -> RunReport:
@@ -95,10 +122,10 @@ class Sandbox:
         _require_valid(program, cases)
         files = _program_files(program, lang.main)
         report = RunReport(backend=self.backend.name, language=lang.name)
-        missing = languages.missing_tools(lang, shared=self.identities.active)
-        if missing:
-            report.sandbox_status = SandboxStatus.ERROR
-            report.message = f"{lang.name} toolchain missing on this host: {', '.join(missing)}"
+        unavailable = self._unavailable(lang)
+        if unavailable is not None:
+            report.sandbox_status = SandboxStatus.UNAVAILABLE
+            report.message = unavailable
             return report
         identity = self.identities.acquire()
         box = ProgramDir(self.settings.work_root, files, identity)
@@ -139,6 +166,11 @@ class Sandbox:
         _require_valid(program, cases)
         _require_valid(peer, cases)
         report = RunReport(backend=self.backend.name, language=langs[0].name)
+        unavailable = next(filter(None, map(self._unavailable, langs)), None)
+        if unavailable is not None:
+            report.sandbox_status = SandboxStatus.UNAVAILABLE
+            report.message = unavailable
+            return report
         # two users: the program and its peer do not even share a uid
         identities = [self.identities.acquire(), self.identities.acquire()]
         boxes = [

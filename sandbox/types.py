@@ -43,6 +43,10 @@ class SandboxStatus(StrEnum):
 
     OK = "ok"
     ERROR = "sandbox_error"
+    """The infrastructure failed this time (retryable)."""
+    UNAVAILABLE = "sandbox_unavailable"
+    """This host cannot run the program at all (the backend does not work here, the
+    language's toolchain is missing): an operator's fix, not a retry."""
 
 
 class Limits(BaseModel):

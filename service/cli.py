@@ -11,18 +11,23 @@ from typing import Annotated, BinaryIO
 import typer
 import uvicorn
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from referee.sandbox.doctor import check_host
+from referee.sandbox.doctor import check_host, failed
+from referee.sandbox.settings import SandboxSettings
+from referee.service.banner import print_banner
+from referee.service.cli_errors import answered
 from referee.service.client import Client
 from referee.service.distributed.consumer import run_worker
 from referee.service.execution.local import LocalScorer
-from referee.service.http.app import create_app
+from referee.service.http.app import build_executor, check_start, create_app, log_problems
 from referee.service.http.connection import guarded_protocol
 from referee.service.jobs.file import Scorer, score_file
 from referee.service.jobs.jsonl import count_lines, read_results
 from referee.service.logs import configure as configure_logging
+from referee.service.preflight import sandbox_problem
 from referee.service.settings import Settings
 from referee.service.summary import Summary
 from referee.verifiers.builtin import default_registry
@@ -49,8 +54,13 @@ def serve(
     protocol = guarded_protocol(
         settings.header_timeout_s, settings.body_timeout_s, settings.min_body_bytes_per_s
     )
+    registry = default_registry()
+    executor = build_executor(settings, registry)
+    problems = check_start(executor, registry)
+    print_banner(console, settings, executor.name, problems)
+    log_problems(problems)
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, registry, executor, problems),
         host=settings.host,
         port=settings.port,
         access_log=access_log,
@@ -73,6 +83,9 @@ def worker(
     if not settings.broker_url:
         console.print("[red]REFEREE_BROKER_URL is not set: nothing to consume from[/]")
         raise typer.Exit(2)
+    if pool == Pool.SANDBOX and (problem := sandbox_problem(SandboxSettings())):
+        console.print(f"[red]the sandbox worker cannot start:[/] {escape(problem)}")
+        raise typer.Exit(78)  # EX_CONFIG: an operator's fix, restarting will not help
     default = settings.sandbox_workers if pool == Pool.SANDBOX else settings.cpu_workers
     run_worker(settings, pool, concurrency or (32 if pool == Pool.IO else default))
 
@@ -89,6 +102,18 @@ def score(
     ] = 20_000,
 ) -> None:
     """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order."""
+    with answered(console, server):
+        _score(source, output, server, api_key, batch_size, job_threshold)
+
+
+def _score(
+    source: Path,
+    output: Path | None,
+    server: str | None,
+    api_key: str | None,
+    batch_size: int,
+    job_threshold: int,
+) -> None:
     total = count_lines(source)
     if server and total > job_threshold:
         _score_as_job(source, output, server, api_key, total)
@@ -141,12 +166,20 @@ def list_verifiers() -> None:
 def doctor(
     smoke: Annotated[bool, typer.Option(help="Run a hello world per language")] = True,
 ) -> None:
-    """Report which sandbox backends and languages work on this host."""
+    """Report which sandbox backends and languages work on this host; exit status 1 when
+    the configured backend does not work or no language runs."""
 
+    checks = check_host(smoke=smoke)
     table = Table("component", "ok", "detail")
-    for check in check_host(smoke=smoke):
-        table.add_row(check.component, "[green]yes[/]" if check.ok else "[red]no[/]", check.detail)
+    for check in checks:
+        mark = "[green]yes[/]" if check.ok else "[red]no[/]" if check.required else "[yellow]no[/]"
+        table.add_row(escape(check.component), mark, escape(check.detail))
     Console().print(table)
+    reasons = failed(checks)
+    for reason in reasons:
+        console.print(f"[red]the sandbox cannot score code here:[/] {escape(reason)}")
+    if reasons:
+        raise typer.Exit(1)
 
 
 class _ServerScorer:
@@ -185,7 +218,7 @@ def _progress(total: int) -> Progress:
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         console=console,
-        disable=total < 1000,
+        disable=not console.is_terminal or total == 0,
     )
 
 

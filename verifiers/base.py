@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from referee.verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
 
 item_timeout_s: ContextVar[float | None] = ContextVar("referee_item_timeout_s", default=None)
 """The executor's per-item limit (seconds) while an in-process verifier (io, gpu pools)
@@ -40,10 +40,24 @@ class ItemInvalid(Exception):
 class ItemError(Exception):
     """The infrastructure failed for this item (status ``error``, retryable)."""
 
+    retryable = True
+
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class NotConfigured(ItemError):
+    """The service is not set up for this item (no sandbox backend works here, no judge
+    profile or reward model configured, an optional extra not installed): status
+    ``error`` with code ``not_configured``, *not* retryable. The message names the
+    setting or install step that fixes it."""
+
+    retryable = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(NOT_CONFIGURED, message)
 
 
 class ItemTimeout(Exception):
@@ -135,6 +149,17 @@ class Observable(Protocol):
 
 
 @runtime_checkable
+class Configurable(Protocol):
+    """Optional: a verifier that needs the operator's configuration (judge profiles,
+    reward models). ``configuration_problem`` says why *no* item can be scored as the
+    service is configured, naming the setting that fixes it, or None. Checked at start-up:
+    it may read settings and files, never loads a model or calls an endpoint. A problem
+    that spares some items (one of several models broken) belongs in ``health``."""
+
+    def configuration_problem(self) -> str | None: ...
+
+
+@runtime_checkable
 class Measured(Protocol):
     """Optional: a verifier with Prometheus collectors of its own (judge token usage).
     The process that serves metrics registers them next to its own."""
@@ -193,7 +218,7 @@ class ItemVerifier(ABC, Generic[P]):
         except ItemInvalid as exc:
             return Result.failed(Status.INVALID, exc.code, exc.message)
         except ItemError as exc:
-            return Result.failed(Status.ERROR, exc.code, exc.message)
+            return Result.failed(Status.ERROR, exc.code, exc.message, retryable=exc.retryable)
         except ItemTimeout as exc:
             return Result.failed(Status.TIMEOUT, "deadline", exc.message)
         except RecursionError:

@@ -7,7 +7,7 @@ await (a request deadline) drops the items before their forward pass.
 
 torch and transformers are optional (the ``gpu`` extra): `gpu_rm.registry` imports them
 with the first model it loads, and without them every item is ``error`` with code
-``rm_unavailable``.
+``not_configured``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from importlib.util import find_spec
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -25,7 +26,7 @@ from referee.gpu_rm.encoding import Encoded, Rejected, Turn
 from referee.gpu_rm.errors import RewardModelError, UnknownModel
 from referee.gpu_rm.registry import ModelRegistry, ServedModel, default_registry
 from referee.verifiers.base import Params, describe_validation_error, echo
-from referee.verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
 
 
 class RewardModelParams(Params):
@@ -33,6 +34,12 @@ class RewardModelParams(Params):
     """A name from ``REFEREE_RM_MODELS``; may be omitted when exactly one is configured."""
     truncation: Literal["keep_end", "keep_start", "reject"] = "keep_end"
     """Over-long items: drop the prompt's start (default), drop the end, or reject."""
+
+
+NO_MODELS = (
+    "no reward models are configured: set REFEREE_RM_MODELS, e.g. "
+    """'{"main": {"path": "/models/my-rm"}}'"""
+)
 
 
 class RewardModelVerifier:
@@ -59,12 +66,29 @@ class RewardModelVerifier:
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
 
+    def configuration_problem(self) -> str | None:
+        """No model configured, or the ``gpu`` extra missing while some are."""
+        registry = self._registry or _default_registry()
+        if not registry.names():
+            return NO_MODELS
+        missing = [name for name in ("torch", "transformers") if find_spec(name) is None]
+        if missing:
+            return f"the rm verifier needs the 'gpu' extra (pip install 'referee[gpu]'): {missing}"
+        return None
+
     def health(self) -> dict[str, Any]:
         """Per configured model: loaded (with its queue), failed with the reason, or not
-        loaded yet. Never loads a model."""
-        models = (self._registry or _default_registry()).readiness()
+        loaded yet, and a ``problem`` naming models that failed or whose path holds no
+        model. Never loads a model."""
+        registry = self._registry or _default_registry()
+        models = registry.readiness()
         report: dict[str, Any] = {"models": models}
         failed = [f"{name}: {m['reason']}" for name, m in models.items() if m["state"] == "failed"]
+        failed += [
+            f"{name}: {problem}"
+            for name, spec in registry.settings.models.items()
+            if models[name]["state"] == "not_loaded" and (problem := spec.path_problem())
+        ]
         if failed:
             report["problem"] = "; ".join(failed)
         return report
@@ -90,7 +114,7 @@ class RewardModelVerifier:
             message = (
                 f"the rm verifier needs the 'gpu' extra (pip install 'referee[gpu]'): {missing}"
             )
-            failed = Result.failed(Status.ERROR, "rm_unavailable", message)
+            failed = Result.failed(Status.ERROR, NOT_CONFIGURED, message)
             return [self._finish(item, failed.model_copy(), start) for item in items]
         registry = self._registry or _default_registry()
         results: list[Result | None] = [None] * len(items)
@@ -183,8 +207,7 @@ def _parse(item: Item, registry: ModelRegistry) -> tuple[str, RewardModelParams]
     if name is not None:
         return name, params
     if not registry.names():
-        message = "no reward models are configured (REFEREE_RM_MODELS)"
-        return Result.failed(Status.ERROR, "rm_unavailable", message)
+        return Result.failed(Status.ERROR, NOT_CONFIGURED, NO_MODELS)
     known = ", ".join(registry.names())
     message = f"params.model: required when several models are served ({known})"
     return Result.failed(Status.INVALID, "invalid_params", message)

@@ -92,11 +92,20 @@ def conversation_text(value: str | Conversation, role: str) -> str:
     return (value[-1].content or "") if value else ""
 
 
+NOT_CONFIGURED = "not_configured"
+"""The error code of an item the service is not set up to score (an operator's fix)."""
+
+
 class ErrorInfo(BaseModel):
-    """Why an item is not ``ok``: a stable machine ``code`` and a human ``message``."""
+    """Why an item is not ``ok``: a stable machine ``code``, a human ``message``, and
+    whether sending the same item again may succeed. ``retryable`` is true for an
+    infrastructure failure and a deadline, false for an ``invalid`` item and for
+    ``not_configured`` (an ``error`` that no retry fixes until an operator changes a
+    setting: the message names it)."""
 
     code: str
     message: str
+    retryable: bool = False
 
 
 class Result(BaseModel):
@@ -114,10 +123,20 @@ class Result(BaseModel):
 
     @classmethod
     def failed(
-        cls, status: Literal[Status.INVALID, Status.ERROR, Status.TIMEOUT], code: str, message: str
+        cls,
+        status: Literal[Status.INVALID, Status.ERROR, Status.TIMEOUT],
+        code: str,
+        message: str,
+        *,
+        retryable: bool | None = None,
     ) -> Result:
-        """A non-``ok`` result; the reward is null by contract."""
-        return cls(status=status, error=ErrorInfo(code=code, message=message))
+        """A non-``ok`` result; the reward is null by contract. ``retryable`` defaults to
+        what the status means: an ``error`` or a ``timeout`` may pass on a retry, an
+        ``invalid`` item never does; code ``not_configured`` is never retryable."""
+        if retryable is None:
+            retryable = status is not Status.INVALID and code != NOT_CONFIGURED
+        info = ErrorInfo(code=code, message=message, retryable=retryable)
+        return cls(status=status, error=info)
 
 
 class GroupStats(BaseModel):

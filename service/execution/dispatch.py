@@ -18,11 +18,12 @@ from referee.service.execution.executor import Executor
 from referee.service.execution.fair_queue import ANONYMOUS, Ticket
 from referee.service.http.errors import Overloaded
 from referee.service.metrics import Metrics
+from referee.service.preflight import Problem
 from referee.service.settings import Settings
 from referee.verifiers.base import Observable, Verifier, echo
 from referee.verifiers.groups import summarize_groups
 from referee.verifiers.registry import Registry, UnknownVerifier
-from referee.verifiers.types import GroupStats, Item, Pool, Result, Status
+from referee.verifiers.types import NOT_CONFIGURED, GroupStats, Item, Pool, Result, Status
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,20 @@ class Dispatcher:
         self.executor = executor
         self.metrics = metrics
         self._in_flight = 0
+        self.problems: list[Problem] = []
+        """What the start-up check found (`service.preflight`); see `disable`."""
+        self._disabled: dict[Pool | str, Problem] = {}
+
+    def disable(self, problems: list[Problem]) -> None:
+        """Record the start-up check's findings: from now on, items of a pool or verifier
+        a problem names are answered at once with ``not_configured``."""
+        self.problems = list(problems)
+        self._disabled = {}
+        for problem in problems:
+            if problem.pool is not None:
+                self._disabled[problem.pool] = problem
+            if problem.verifier is not None:
+                self._disabled[problem.verifier] = problem
 
     def budget(
         self,
@@ -124,12 +139,15 @@ class Dispatcher:
                 raise Overloaded(f"the {verifier.name} verifier's queue is full; retry later")
 
     def _precheck(self, index: int, item: Item, internal: bool) -> Verifier | Result:
-        """The item's verifier, or an ``invalid`` result for what is wrong without
-        running anything (unknown verifier, an oversized field)."""
+        """The item's verifier, or a result for what is wrong without running anything:
+        ``invalid`` (unknown verifier, an oversized field) or ``not_configured``."""
         try:
             verifier = self.registry.get(item.verifier, internal=internal)
         except UnknownVerifier as exc:
             return echo(Result.failed(Status.INVALID, "unknown_verifier", str(exc)), item)
+        problem = self._disabled.get(verifier.pool) or self._disabled.get(verifier.name)
+        if problem is not None:
+            return echo(Result.failed(Status.ERROR, NOT_CONFIGURED, problem.message), item)
         limit = self.settings.max_field_chars
         for name, size in _field_sizes(item):
             if size > limit:

@@ -46,7 +46,7 @@ def pack_results(results: list[Result]) -> list[dict[str, Any]]:
         values = dict(result.__dict__)
         values["status"] = result.status.value
         if result.error is not None:
-            values["error"] = (result.error.code, result.error.message)
+            values["error"] = (result.error.code, result.error.message, result.error.retryable)
         packed.append(values)
     return packed
 
@@ -56,8 +56,8 @@ def unpack_results(packed: list[dict[str, Any]]) -> list[Result]:
     for values in packed:
         values["status"] = _STATUS[values["status"]]
         if values["error"] is not None:
-            code, message = values["error"]
-            error = {"code": code, "message": message}
+            code, message, retryable = values["error"]
+            error = {"code": code, "message": message, "retryable": retryable}
             values["error"] = rebuild(ErrorInfo, _ERROR_FIELDS, error)
         results.append(rebuild(Result, _RESULT_FIELDS, values))
     return results

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
+from referee.sandbox.settings import SandboxSettings
 from referee.service.distributed.executor import CeleryExecutor
 from referee.service.execution.dispatch import Dispatcher
 from referee.service.execution.executor import EmbeddedExecutor, Executor
@@ -22,10 +25,13 @@ from referee.service.jobs.backend import JobBackend, JobService
 from referee.service.jobs.local import LocalJobs
 from referee.service.jobs.redis_store import JobStore
 from referee.service.metrics import Metrics
+from referee.service.preflight import Problem, find_problems
 from referee.service.settings import Settings
 from referee.verifiers.base import Closable
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.registry import Registry
+
+log = logging.getLogger(__name__)
 
 DESCRIPTION = """Verifiable rewards for RL on language models: math, code, rubric judges,
 reward models and rule rewards behind one endpoint. Every item gets a status
@@ -43,8 +49,11 @@ def create_app(
     settings: Settings | None = None,
     registry: Registry | None = None,
     executor: Executor | None = None,
+    problems: list[Problem] | None = None,
 ) -> FastAPI:
-    """A ready-to-serve app. Pass ``settings``/``registry``/``executor`` to override."""
+    """A ready-to-serve app. Pass ``settings``/``registry``/``executor`` to override, and
+    ``problems`` when the start-up check already ran (`referee serve` prints it first);
+    otherwise the app runs it as it starts."""
     settings = settings or Settings()
     registry = registry or default_registry()
     executor = executor or build_executor(settings, registry)
@@ -52,6 +61,11 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        found = problems
+        if found is None:
+            found = await asyncio.to_thread(check_start, executor, registry)
+            log_problems(found)
+        app.state.dispatcher.disable(found)
         await executor.start()
         try:
             yield
@@ -90,6 +104,19 @@ def create_app(
     app.add_middleware(Admission, rules=admission_rules(settings))
     app.add_middleware(RequestObserver, metrics=metrics)
     return app
+
+
+def check_start(executor: Executor, registry: Registry) -> list[Problem]:
+    """The start-up check for this executor: everything here when embedded; with the
+    distributed executor, sandbox and verifiers are the workers' to check."""
+    if isinstance(executor, CeleryExecutor):
+        return find_problems(None, None)
+    return find_problems(registry, SandboxSettings())
+
+
+def log_problems(problems: list[Problem]) -> None:
+    for problem in problems:
+        log.warning("start-up check: %s: %s", problem.component, problem.message)
 
 
 DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})

@@ -66,6 +66,13 @@ class Unavailable(ApiError):
     status_code, code = 503, "unavailable"
 
 
+class NotConfiguredError(ApiError):
+    """The service is not set up for this request (no working sandbox, say): 503, and
+    the message names the setting or install step that fixes it."""
+
+    status_code, code = 503, "not_configured"
+
+
 def error_response(
     status_code: int, code: str, message: str, headers: Mapping[str, str] | None = None
 ) -> JSONBytes:

@@ -103,7 +103,8 @@ class CaseResult(Outcome):
 
 class RunResponse(BaseModel):
     """``sandbox_status`` ``sandbox_error``: the infrastructure failed (retry); nothing
-    else in the body describes the program then."""
+    else in the body describes the program then. (A sandbox that cannot work on this
+    host at all is a 503 ``not_configured``, never a body.)"""
 
     sandbox_status: SandboxStatus
     message: str = ""
@@ -205,7 +206,7 @@ class RunCodeResponse(BaseModel):
     @classmethod
     def from_execution(cls, done: Execution) -> RunCodeResponse:
         report = done.report
-        if report.sandbox_status is SandboxStatus.ERROR:
+        if report.sandbox_status is not SandboxStatus.OK:
             return cls(status="SandboxError", message=report.message)
         compiled = _compile_result(report.compile)
         if compiled is not None and compiled.return_code != 0:

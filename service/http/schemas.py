@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from referee.service.preflight import Problem
 from referee.verifiers.types import GroupStats, Item, Result
 
 
@@ -67,7 +68,9 @@ class Readiness(BaseModel):
     pools: dict[str, dict[str, Any]]
     verifiers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Verifiers that report state (e.g. ``rm@1``: each model loaded, failed or not yet)."""
-    problems: list[str] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
+    """Structured findings (`service.preflight.Problem`): ``blocking`` ones make
+    ``ready`` false; the others disable one pool or verifier, or warn."""
 
 
 class JobAccepted(BaseModel):

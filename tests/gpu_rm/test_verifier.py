@@ -98,14 +98,17 @@ def test_bad_items_get_their_own_status_and_spare_batch_mates(registry: ModelReg
         (Status.INVALID, "empty_response"),
         (Status.INVALID, "untokenizable"),
         (Status.INVALID, "unknown_model"),
-        (Status.ERROR, "model_unavailable"),
+        (Status.ERROR, "not_configured"),
         (Status.INVALID, "invalid_params"),
         (Status.INVALID, "invalid_params"),
         (Status.OK, None),
         (Status.INVALID, "too_long"),
     ]
     assert "params.model" in results[3].error.message  # type: ignore[union-attr]
-    assert "missing" in results[4].error.message  # type: ignore[union-attr]
+    assert "missing is not a directory" in results[4].error.message  # type: ignore[union-attr]
+    assert "REFEREE_RM_MODELS" in results[4].error.message  # type: ignore[union-attr]
+    assert results[4].error.retryable is False  # type: ignore[union-attr]
+    assert results[0].error is None and results[1].error.retryable is False  # type: ignore[union-attr]
     assert results[4].reward is None
     assert results[7].details["truncated"] == {"policy": "keep_end", "dropped_tokens": 46}
     assert results[7].details["tokens"] == 64
@@ -117,6 +120,28 @@ def test_overload_is_a_retryable_error(registry: ModelRegistry) -> None:
     results = RewardModelVerifier(registry).score([item("w1"), item("w2")])
     assert [r.error.code for r in results if r.error] == ["overloaded", "overloaded"]
     assert all(r.status == Status.ERROR for r in results)
+    assert all(r.error.retryable for r in results if r.error)
+
+
+def test_a_path_without_a_model_is_not_configured_not_a_hub_lookup(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    models = {
+        "hub_id": ModelSpec(path="some-org/some-rm", device="cpu"),
+        "empty": ModelSpec(path=str(tmp_path / "empty"), device="cpu"),
+    }
+    reg = ModelRegistry(RMSettings(models=models))
+    try:
+        results = RewardModelVerifier(reg).score(
+            [item("w1", model="hub_id"), item("w1", model="empty")]
+        )
+    finally:
+        reg.close()
+    assert [(r.status, r.error.code) for r in results if r.error] == [
+        (Status.ERROR, "not_configured")
+    ] * 2
+    messages = [r.error.message for r in results if r.error]
+    assert "local directories" in messages[0] and "huggingface" not in messages[0].lower()
+    assert "no config.json" in messages[1]
 
 
 def test_builtin_registry_serves_rm_and_reports_missing_torch() -> None:
@@ -144,5 +169,5 @@ def test_builtin_registry_serves_rm_and_reports_missing_torch() -> None:
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("error rm_unavailable")
+    assert out.stdout.startswith("error not_configured")
     assert "'gpu' extra" in out.stdout

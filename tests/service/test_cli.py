@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from referee.service.client import Client, RefereeError
 from referee.verifiers import Item, Status
-from tests.conftest import REPO
+from tests.conftest import REPO, free_port, start_server, stop_server
 
 ITEMS = [
     {"id": "right", "verifier": "string", "response": "a", "reference": "a"},
@@ -25,10 +26,13 @@ ITEMS = [
 ]
 
 
-def referee(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def referee(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "referee.service", *args],
         cwd=REPO,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -100,3 +104,46 @@ def test_client_against_a_real_server(live_server: str) -> None:
         with pytest.raises(RefereeError) as raised:
             client.score([])
         assert raised.value.status == 422 and raised.value.code == "invalid_request"
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_an_unreachable_server_is_one_line(items_file: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    line = one_line_error(referee("score", str(items_file), "--server", url))
+    assert line.startswith(f"referee: cannot reach {url}")
+    assert "referee serve" in line
+
+
+def test_a_refused_api_key_is_one_line_with_the_hint(items_file: Path) -> None:
+    proc, url = start_server({"REFEREE_API_KEYS": "right-key"})
+    try:
+        done = referee("score", str(items_file), "--server", url, "--api-key", "wrong")
+        missing = referee("score", str(items_file), "--server", url, env={"REFEREE_API_KEY": ""})
+    finally:
+        stop_server(proc)
+    line = one_line_error(done)
+    assert "401 unauthorized" in line and "REFEREE_API_KEY" in line
+    assert "401" in one_line_error(missing)
+
+
+def test_an_unwritable_output_is_one_line(items_file: Path, tmp_path: Path) -> None:
+    target = tmp_path / "missing-dir" / "out.jsonl"
+    line = one_line_error(referee("score", str(items_file), "-o", str(target)))
+    assert "No such file or directory" in line and str(target) in line
+
+
+def test_doctor_exit_status_and_literal_brackets() -> None:
+    done = referee("doctor", "--no-smoke")
+    assert done.returncode == 0, done.stdout + done.stderr
+    bad = "/nonexistent/[x]/bwrap"
+    done = referee("doctor", "--no-smoke", env={"REFEREE_SANDBOX_BWRAP_PATH": bad})
+    assert done.returncode == 1
+    assert bad in done.stdout.replace("\n", "")  # rich markup would eat "[x]"
+    assert "the sandbox cannot score code here" in done.stderr

@@ -162,7 +162,13 @@ def test_saturated_verifier_gets_429_and_health_shows_in_readyz(client: TestClie
         assert client.post("/v1/score", json={"items": [item("string")]}).status_code == 200
         ready = client.get("/readyz").json()
         assert ready["ready"] is True  # one degraded verifier does not take the rest offline
-        assert "verifier observed@1: model x failed to load: no such file" in ready["problems"]
+        assert {
+            "component": "verifier:observed@1",
+            "message": "model x failed to load: no such file",
+            "blocking": False,
+            "pool": None,
+            "verifier": None,
+        } in ready["problems"]
     finally:
         OBSERVED.update(saturated=False, problem=None)
 

@@ -1,8 +1,8 @@
 """Third-party verifiers load from the ``verifiers`` entry-point group.
 
 The test plugin package (tests/plugins/referee_testplugin) is put on the path by the
-tests' conftest, never installed; its static dist-info declares ``reverse`` (a class), a factory of misbehaving verifiers, and one
-entry point that points at a missing module.
+tests' conftest, never installed; its static dist-info declares ``reverse`` (a class),
+a factory of misbehaving verifiers, and one entry point that points at a missing module.
 """
 
 from __future__ import annotations
@@ -48,4 +48,7 @@ def test_plugin_appears_in_listing_and_load_errors_are_reported(client: TestClie
     assert "broken" in data["load_errors"]
     ready = client.get("/readyz").json()
     assert ready["ready"] is True
-    assert any("broken" in problem for problem in ready["problems"])
+    assert any(
+        p["component"].startswith("plugin:") and "broken" in p["component"] + p["message"]
+        for p in ready["problems"]
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from referee.sandbox import RunReport, Sandbox, SandboxSettings, SandboxStatus, leftovers
-from referee.verifiers.base import ItemError
+from referee.verifiers.base import ItemError, NotConfigured
 
 _sandbox: Sandbox | None = None
 _lock = threading.Lock()
@@ -33,8 +33,11 @@ def sweep_leftovers() -> leftovers.Swept:
 
 
 def require_ok(report: RunReport) -> RunReport:
-    """Raise `ItemError` (status ``error``, retryable) when the sandbox itself failed:
-    an infrastructure failure is never a reward of 0."""
+    """Raise `ItemError` (status ``error``, retryable) when the sandbox itself failed, and
+    `NotConfigured` when it cannot run this program on this host at all: an
+    infrastructure failure is never a reward of 0."""
+    if report.sandbox_status is SandboxStatus.UNAVAILABLE:
+        raise NotConfigured(f"{report.message} (`referee doctor` shows what this host runs)")
     if report.sandbox_status is SandboxStatus.ERROR:
         raise ItemError("sandbox_error", f"sandbox failed: {report.message}")
     return report

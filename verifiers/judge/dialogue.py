@@ -13,12 +13,12 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from referee.verifiers.base import ItemError, ItemInvalid
+from referee.verifiers.base import ItemError, ItemInvalid, NotConfigured
 from referee.verifiers.judge.allowance import Allowance
 from referee.verifiers.judge.cache import Flights, ReplyCache, cache_key
 from referee.verifiers.judge.client import Choice, ProfileClient
 from referee.verifiers.judge.logprobs import expected_value
-from referee.verifiers.judge.profiles import JudgeProfile
+from referee.verifiers.judge.profiles import NO_PROFILES, JudgeProfile
 from referee.verifiers.judge.prompts import REASK, Messages, load_template, seal
 from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, Verdict, parse_reply
 from referee.verifiers.judge.usage import Usage, UsageMeter
@@ -73,8 +73,10 @@ class Session:
         """The profile's client on this loop; `ItemInvalid` naming params.profile if unknown."""
         if name not in self.clients:
             profile = self.profiles.get(name)
+            if not self.profiles:
+                raise NotConfigured(NO_PROFILES)
             if profile is None:
-                known = ", ".join(sorted(self.profiles)) or "none configured"
+                known = ", ".join(sorted(self.profiles))
                 raise ItemInvalid("unknown_profile", f"params.profile: {name!r} ({known})")
             self.clients[name] = ProfileClient(name, profile)
         return self.clients[name]

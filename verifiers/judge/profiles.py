@@ -121,6 +121,13 @@ class JudgeSettings(BaseSettings):
 
 
 DEFAULT_PROFILE = "default"
+NO_PROFILES = (
+    "no judge profiles are configured: set REFEREE_JUDGE_PROFILES (JSON, e.g. "
+    """'{"default": {"base_url": "http://127.0.0.1:8001/v1", "model": "judge"}}') """
+    "or REFEREE_JUDGE_PROFILES_FILE (a JSON or YAML file); the README's settings "
+    "section shows both"
+)
+"""What a judge item says when the service has no profile at all (``not_configured``)."""
 
 
 def profile_for_model(profiles: Mapping[str, JudgeProfile], model: str) -> str | None:

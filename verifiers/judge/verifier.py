@@ -32,6 +32,7 @@ from referee.verifiers.base import (
     ItemError,
     ItemInvalid,
     ItemTimeout,
+    NotConfigured,
     describe_validation_error,
     echo,
     item_timeout_s,
@@ -43,11 +44,16 @@ from referee.verifiers.judge.dialogue import Answer, Session
 from referee.verifiers.judge.grading import grade_explicit, grade_implicit, grade_messages
 from referee.verifiers.judge.groups import grade_pairwise, run_tournament
 from referee.verifiers.judge.params import Dialogue, Job, JudgeParams
-from referee.verifiers.judge.profiles import JudgeProfile, JudgeSettings, profile_for_model
+from referee.verifiers.judge.profiles import (
+    NO_PROFILES,
+    JudgeProfile,
+    JudgeSettings,
+    profile_for_model,
+)
 from referee.verifiers.judge.prompts import Messages
 from referee.verifiers.judge.rubric import Rubric
 from referee.verifiers.judge.usage import UsageCollector, UsageMeter
-from referee.verifiers.types import Item, Pool, Result, Status
+from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
 
 START_BATCH = 32
 """Item tasks `run_staggered` starts per event-loop turn."""
@@ -119,7 +125,7 @@ class JudgeVerifier:
         except (ValidationError, OSError, ValueError) as exc:
             message = f"judge settings: {exc}"
             return [
-                self._finish(item, Result.failed(Status.ERROR, "judge_config", message), start)
+                self._finish(item, Result.failed(Status.ERROR, NOT_CONFIGURED, message), start)
                 for item in items
             ]
         results: list[Result | None] = [None] * len(items)
@@ -226,6 +232,14 @@ class JudgeVerifier:
         """Token usage, calls and cache hits per profile, for ``/metrics``."""
         return [UsageCollector(self.meter)]
 
+    def configuration_problem(self) -> str | None:
+        """Unreadable judge settings, or no profile at all (`NO_PROFILES`)."""
+        try:
+            profiles = self._load_profiles()
+        except (ValidationError, OSError, ValueError) as exc:
+            return f"judge settings: {exc}"
+        return None if profiles else NO_PROFILES
+
     def _load_profiles(self) -> dict[str, JudgeProfile]:
         if self._profiles is None:
             settings = JudgeSettings()
@@ -264,9 +278,11 @@ def _resolved(params: JudgeParams, profiles: Mapping[str, JudgeProfile]) -> Judg
     """``params`` with ``profile`` set to the one serving ``params.model`` (if given)."""
     if params.model is None:
         return params
+    if not profiles:
+        raise NotConfigured(NO_PROFILES)
     name = profile_for_model(profiles, params.model)
     if name is None:
-        known = ", ".join(sorted(profiles)) or "none configured"
+        known = ", ".join(sorted(profiles))
         message = (
             f"params.model: no judge profile is named {params.model!r} or serves it, "
             f"and there is no 'default' profile (profiles: {known})"
@@ -310,7 +326,7 @@ async def _guarded(
     except ItemInvalid as exc:
         return Result.failed(Status.INVALID, exc.code, exc.message)
     except ItemError as exc:
-        return Result.failed(Status.ERROR, exc.code, exc.message)
+        return Result.failed(Status.ERROR, exc.code, exc.message, retryable=exc.retryable)
     except (ItemTimeout, TimeoutError) as exc:
         message = exc.message if isinstance(exc, ItemTimeout) else "the item deadline passed"
         return Result.failed(Status.TIMEOUT, "deadline", message)

@@ -20,7 +20,12 @@ from referee.sandbox import RunReport, SandboxStatus
 from referee.service.execution.dispatch import Budget
 from referee.service.http.body import CappedRoute
 from referee.service.http.deps import CallerDep, DispatcherDep, SettingsDep
-from referee.service.http.errors import ApiError, PayloadTooLarge, Unprocessable
+from referee.service.http.errors import (
+    ApiError,
+    NotConfiguredError,
+    PayloadTooLarge,
+    Unprocessable,
+)
 from referee.service.http.run_schemas import (
     RunCodeRequest,
     RunCodeResponse,
@@ -30,11 +35,11 @@ from referee.service.http.run_schemas import (
 from referee.service.http.schemas import ErrorResponse
 from referee.verifiers.code.execution import Execution, RunSpec, decode_execution
 from referee.verifiers.code.raw_run import RAW_RUN
-from referee.verifiers.types import Item, Status
+from referee.verifiers.types import NOT_CONFIGURED, Item, Status
 
 router = APIRouter(tags=["sandbox"], route_class=CappedRoute)
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (401, 413, 422, 429, 504)
+    code: {"model": ErrorResponse} for code in (401, 413, 422, 429, 503, 504)
 }
 
 
@@ -96,6 +101,8 @@ async def _execute(
         raise DeadlineExceeded(f"the run did not finish within {deadline_s:g} s: {message}")
     if result.status is Status.INVALID:
         raise Unprocessable(message)
+    if result.error is not None and result.error.code == NOT_CONFIGURED:
+        raise NotConfiguredError(message)
     report = RunReport(sandbox_status=SandboxStatus.ERROR, message=message)
     return Execution(report, [])
 

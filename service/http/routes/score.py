@@ -58,7 +58,9 @@ def encode_result(result: Result, details: bool) -> dict[str, Any]:
         "reward": result.reward,
         "components": result.components,
         "details": result.details if details else {},
-        "error": None if error is None else {"code": error.code, "message": error.message},
+        "error": None
+        if error is None
+        else {"code": error.code, "message": error.message, "retryable": error.retryable},
         "verifier": result.verifier,
         "elapsed_ms": result.elapsed_ms,
         "metadata": result.metadata,

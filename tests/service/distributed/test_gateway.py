@@ -67,7 +67,14 @@ def test_without_workers_items_time_out_at_the_deadline_and_readyz_says_why(
         cluster.start_gateway()
         ready = httpx.get(f"{cluster.url}/readyz")
         assert ready.status_code == 503
-        assert any("no worker consumes the cpu queue" in p for p in ready.json()["problems"])
+        assert {
+            "component": "pool:cpu",
+            "message": "no worker consumes the cpu queue",
+            "blocking": True,
+            "pool": None,
+            "verifier": None,
+        } in ready.json()["problems"]
+        assert ready.json()["pools"]["cpu"]["ready"] is False
         start = time.monotonic()
         response = score(cluster.url, [{"verifier": "string", "response": "a"}], deadline_s=1)
         assert time.monotonic() - start < 3

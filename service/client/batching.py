@@ -1,198 +1,29 @@
-"""Clients for a referee server: sync and async, pooled, retrying, and batching.
-
-- `Client` (sync) and `AsyncClient` send one ``/v1/score`` request per call, retrying
-  connection errors, 429 and 5xx with exponential backoff and jitter (``Retry-After`` is
-  honoured); other 4xx are raised at once as `RefereeError`.
-- `AsyncClient.score_one` merges concurrent single-item calls into one request: the
-  first call opens a short linger window, calls arriving inside it join the batch, and
-  each caller gets its own result back by position, checked against the item's id.
-- `BatchingClient` gives threads (verl, OpenRLHF workers) the same batching through an
-  event loop of its own.
-
-Results are never misaligned: every item sent carries an id (a private one when the
-caller gave none), and a response whose ids do not match the request is an error.
-"""
+"""The asynchronous client, which merges concurrent single-item calls into batches, and
+`BatchingClient`, the same batching for threads on an event loop of its own."""
 
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 
+from referee.service.client.wire import (
+    RetryPolicy,
+    checked,
+    decode_results,
+    request_body,
+    retryable,
+    tag,
+    untag,
+)
 from referee.verifiers.base import echo
 from referee.verifiers.types import Item, Result, Status
-
-PRIVATE_ID = "\x00referee-client:"
-
-
-class RefereeError(RuntimeError):
-    """The server answered with an error body; ``code`` is its stable error code."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status, self.code, self.message = status, code, message
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with full jitter: attempt n waits up to base * 2^n, capped."""
-
-    attempts: int = 6
-    base_s: float = 0.1
-    cap_s: float = 5.0
-
-    def delay(self, attempt: int, retry_after: str | None) -> float:
-        if retry_after is not None and retry_after.isdigit():
-            return min(float(retry_after), self.cap_s * 4)
-        return random.uniform(0, min(self.cap_s, self.base_s * 2**attempt))
-
-
-def retryable(response: httpx.Response) -> bool:
-    return response.status_code == 429 or response.status_code >= 500
-
-
-def request_body(items: Sequence[Item], deadline_s: float | None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "items": [item.model_dump(mode="json", exclude_none=True) for item in items]
-    }
-    if deadline_s is not None:
-        body["deadline_s"] = max(deadline_s, 0.001)
-    return body
-
-
-def decode_results(items: Sequence[Item], data: dict[str, Any]) -> list[Result]:
-    """Results for ``items``, in order; raises if the server's answer does not line up."""
-    raw = data.get("results")
-    if not isinstance(raw, list) or len(raw) != len(items):
-        raise RefereeError(502, "misaligned", "the server returned a different number of results")
-    results = [Result.model_validate(r) for r in raw]
-    for item, result in zip(items, results, strict=True):
-        if result.id != item.id:
-            raise RefereeError(502, "misaligned", f"result id {result.id!r} != item id {item.id!r}")
-    return results
-
-
-def tag(item: Item, serial: str) -> Item:
-    """The item with a private id when it has none, so alignment can be checked."""
-    if item.id is not None:
-        return item
-    return item.model_copy(update={"id": f"{PRIVATE_ID}{serial}"})
-
-
-def untag(result: Result, original: Item) -> Result:
-    """Undo `tag` on the result: the caller's item had no id, so neither has its result."""
-    if original.id is None and (result.id or "").startswith(PRIVATE_ID):
-        result.id = None
-    return result
-
-
-def error_of(response: httpx.Response) -> RefereeError:
-    try:
-        error = response.json()["error"]
-        return RefereeError(response.status_code, str(error["code"]), str(error["message"]))
-    except (ValueError, KeyError, TypeError):
-        return RefereeError(response.status_code, "http_error", response.text[:500])
-
-
-class Client:
-    """One pooled HTTP connection to a referee server. Not thread-safe; one per thread."""
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None = None,
-        timeout_s: float = 600,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout_s)
-        self._retry = retry or RetryPolicy()
-
-    def score(self, items: Sequence[Item], deadline_s: float | None = None) -> list[Result]:
-        """Results for ``items``, in order; raises `RefereeError` on a request-level error."""
-        tagged = [tag(item, f"{index}") for index, item in enumerate(items)]
-        data = self._send("POST", "/v1/score", json=request_body(tagged, deadline_s))
-        results = decode_results(tagged, data)
-        return [untag(result, item) for result, item in zip(results, items, strict=True)]
-
-    def submit_job(self, path: Path) -> str:
-        """Upload a JSONL file of items as a batch job (streamed); returns the job id."""
-        with path.open("rb") as handle:
-            response = self._http.post(
-                "/v1/jobs",
-                content=_chunks(handle),
-                headers={"Content-Type": "application/x-ndjson"},
-            )
-        return str(_ok(response)["id"])
-
-    def job(self, job_id: str) -> dict[str, Any]:
-        """The job's state, counts by status and progress."""
-        return self._send("GET", f"/v1/jobs/{job_id}")
-
-    def job_results(self, job_id: str, sink: IO[bytes]) -> None:
-        """Write the finished job's results (JSONL, input order) to ``sink``."""
-        with self._http.stream("GET", f"/v1/jobs/{job_id}/results") as response:
-            if response.status_code != 200:
-                response.read()
-                raise error_of(response)
-            for chunk in response.iter_bytes():
-                sink.write(chunk)
-
-    def cancel_job(self, job_id: str) -> dict[str, Any]:
-        return self._send("DELETE", f"/v1/jobs/{job_id}")
-
-    def wait_job(self, job_id: str, poll_s: float = 0.5, timeout_s: float = 3600) -> dict[str, Any]:
-        """Poll until the job is done or cancelled; returns its final status."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            status = self.job(job_id)
-            if status["state"] in ("done", "cancelled") or time.monotonic() > deadline:
-                return status
-            time.sleep(poll_s)
-
-    def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        for attempt in range(self._retry.attempts):
-            last = attempt == self._retry.attempts - 1
-            try:
-                response = self._http.request(method, path, **kwargs)
-            except httpx.TransportError:
-                if last:
-                    raise
-                time.sleep(self._retry.delay(attempt, None))
-                continue
-            if not retryable(response) or last:
-                return _ok(response)
-            time.sleep(self._retry.delay(attempt, response.headers.get("Retry-After")))
-        raise AssertionError("unreachable")
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-
-def _ok(response: httpx.Response) -> dict[str, Any]:
-    if response.status_code >= 300:
-        raise error_of(response)
-    data: dict[str, Any] = response.json()
-    return data
-
-
-def _chunks(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
-    while chunk := handle.read(size):
-        yield chunk
 
 
 @dataclass
@@ -311,7 +142,7 @@ class AsyncClient:
                 await asyncio.sleep(self._retry.delay(attempt, None))
                 continue
             if not retryable(response) or last:
-                return decode_results(items, _ok(response))
+                return decode_results(items, checked(response))
             await asyncio.sleep(self._retry.delay(attempt, response.headers.get("Retry-After")))
         raise AssertionError("unreachable")
 
