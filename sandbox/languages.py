@@ -111,7 +111,7 @@ LANGUAGES: dict[str, Language] = {
             ("/usr/bin/python3", "-E", "-s", "{box}/{main}"),
             suffix=".py",
             tools=("/usr/bin/python3",),
-            aliases=("python", "py"),
+            aliases=("python", "py", "py3"),
         ),
         Language(
             "c",
@@ -130,7 +130,7 @@ LANGUAGES: dict[str, Language] = {
             suffix=".cpp",
             tools=("/usr/bin/g++",),
             build_flags=(*_C_FAMILY_FLAGS, _CPP_STANDARDS),
-            aliases=("c++",),
+            aliases=("c++", "cxx", "cc"),
         ),
         Language(
             "java",
@@ -168,7 +168,7 @@ LANGUAGES: dict[str, Language] = {
             tools=("/usr/bin/node",),
             memory_rlimit="none",
             overhead_mb=128,
-            aliases=("js", "node"),
+            aliases=("js", "node", "nodejs"),
         ),
         Language(
             "go",
@@ -178,6 +178,7 @@ LANGUAGES: dict[str, Language] = {
             suffix=".go",
             build_flags=(r"-trimpath", r"-tags=[A-Za-z0-9_,]+", r"-race"),
             tools=("/usr/bin/go",),
+            aliases=("golang",),
             memory_rlimit="data",
             env={
                 "GOCACHE": "/work/.gocache",
@@ -210,7 +211,7 @@ LANGUAGES: dict[str, Language] = {
             ("/bin/bash", "{box}/{main}"),
             suffix=".sh",
             tools=("/bin/bash",),
-            aliases=("sh",),
+            aliases=("sh", "shell"),
         ),
         Language(
             "sql",
@@ -226,6 +227,7 @@ LANGUAGES: dict[str, Language] = {
             ("vvp", "-n", "{box}/main.vvp"),
             compile=("iverilog", "-g2012", "-o", "main.vvp", "{sources}"),
             suffix=".v",
+            aliases=("systemverilog", "v", "sv"),
             build_flags=(
                 r"-g(?:1995|2001|2005|2009|2012)",
                 r"-D[A-Za-z_][A-Za-z0-9_]*(?:=[A-Za-z0-9_]*)?",

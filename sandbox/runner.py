@@ -166,7 +166,14 @@ class Sandbox:
         _require_valid(program, cases)
         _require_valid(peer, cases)
         report = RunReport(backend=self.backend.name, language=langs[0].name)
-        unavailable = next(filter(None, map(self._unavailable, langs)), None)
+        if not self.backend.links:
+            unavailable: str | None = (
+                "linked runs (Python assert tests, whose tests run in a second sandbox) "
+                f"need the bwrap or process backend, not {self.backend.name} "
+                "(REFEREE_SANDBOX_BACKEND)"
+            )
+        else:
+            unavailable = next(filter(None, map(self._unavailable, langs)), None)
         if unavailable is not None:
             report.sandbox_status = SandboxStatus.UNAVAILABLE
             report.message = unavailable

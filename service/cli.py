@@ -18,7 +18,7 @@ from rich.table import Table
 from referee.sandbox.doctor import check_host, failed
 from referee.sandbox.settings import SandboxSettings
 from referee.service.banner import print_banner
-from referee.service.cli_errors import answered
+from referee.service.cli_errors import answered, say
 from referee.service.client import Client
 from referee.service.distributed.consumer import run_worker
 from referee.service.execution.local import LocalScorer
@@ -134,11 +134,14 @@ def _score_as_job(
     with Client(server, api_key) as client, _progress(total) as progress:
         task = progress.add_task("uploading", total=total)
         job_id = client.submit_job(source)
+        console.print(f"job {job_id}: {total} items uploaded, scored on the server")
         progress.update(task, description=f"job {job_id[:8]}")
-        while (status := client.job(job_id))["state"] not in ("done", "cancelled"):
+        while (status := client.job(job_id))["state"] not in ("done", "cancelled", "failed"):
             progress.update(task, completed=status["done"])
             time.sleep(0.5)
         progress.update(task, completed=status["done"])
+        if status["state"] == "failed":
+            say(console, f"job {job_id} failed: {status.get('reason')}")
         with ExitStack() as stack:
             sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
             client.job_results(job_id, sink)

@@ -7,7 +7,6 @@ down explicitly, so tests construct their own.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +15,12 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.jobs.quota import QuotaRules
+
+
+def default_data_dir() -> Path:
+    """The platform's per-user data directory for referee (XDG on Linux)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "referee"
 
 
 def _default_workers() -> int:
@@ -37,7 +42,7 @@ class Settings(BaseSettings):
     metrics_public: bool = False
     """Serve /metrics without an API key (for a Prometheus that cannot send one)."""
     docs_public: bool = False
-    """Serve /docs, /redoc and /openapi.json without an API key (with keys set they need
+    """Serve /docs and /openapi.json without an API key (with keys set they need
     one, like every route but the health checks)."""
     log_json: bool = True
     log_level: str = "INFO"
@@ -91,8 +96,15 @@ class Settings(BaseSettings):
     """Tasks waiting in one pool's queue beyond which new work gets 429."""
     max_job_bytes: int = Field(default=4 * 1024**3, ge=1024)
     """Largest JSONL upload to ``POST /v1/jobs`` (streamed to Redis, never held whole)."""
-    job_dir: Path = Field(default_factory=lambda: Path(tempfile.gettempdir()) / "referee-jobs")
-    """Embedded mode: where job uploads and results are spooled."""
+    data_dir: Path = Field(default_factory=default_data_dir)
+    """Where the service keeps what must outlive it (embedded jobs: their catalog,
+    uploads and results, under ``jobs/``). Default: ``$XDG_DATA_HOME/referee``, else
+    ``~/.local/share/referee``; ``/data`` in the image and the Helm chart. Never /tmp."""
+
+    @property
+    def jobs_dir(self) -> Path:
+        return self.data_dir / "jobs"
+
     job_ttl_s: int = Field(default=7 * 24 * 3600, ge=60)
     """How long a finished job's items and results stay in Redis."""
     max_jobs_per_key: int = Field(default=100, ge=1)
@@ -101,7 +113,7 @@ class Settings(BaseSettings):
     """Bytes one API key's unexpired jobs may hold (embedded: uploads and results on
     disk; Redis: uploads)."""
     job_disk_reserve_bytes: int = Field(default=1024**3, ge=0)
-    """Embedded mode: uploads stop (429) when less than this is free on ``job_dir``."""
+    """Embedded mode: uploads stop (429) when less than this is free on ``data_dir``."""
 
     def job_quota(self) -> QuotaRules:
         """The per-key job quota these settings describe."""

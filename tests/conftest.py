@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,9 @@ def _use_test_plugins() -> None:
 
 
 _use_test_plugins()
+# Servers the tests start keep their jobs in a directory of this test run, never in the
+# user's own data directory.
+os.environ.setdefault("REFEREE_DATA_DIR", tempfile.mkdtemp(prefix="referee-tests-"))
 
 
 def require(available: bool, reason: str) -> None:

@@ -85,6 +85,8 @@ class Backend(Protocol):
 
     name: str
     isolating: bool
+    links: bool
+    """Whether it can run two programs linked by a channel (`Sandbox.run_linked`)."""
 
     def problem(self) -> str | None:
         """Why this backend cannot run on this host, or None when it can. May do I/O."""

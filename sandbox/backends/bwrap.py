@@ -117,6 +117,7 @@ class BwrapBackend:
 
     name = "bwrap"
     isolating = True
+    links = True
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings

@@ -35,6 +35,7 @@ class DockerBackend:
 
     name = "docker"
     isolating = True
+    links = False
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings

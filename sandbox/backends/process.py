@@ -30,6 +30,7 @@ class ProcessBackend:
 
     name = "process"
     isolating = False
+    links = True
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings

@@ -71,11 +71,11 @@ class Client:
         return self._send("DELETE", f"/v1/jobs/{job_id}")
 
     def wait_job(self, job_id: str, poll_s: float = 0.5, timeout_s: float = 3600) -> dict[str, Any]:
-        """Poll until the job is done or cancelled; returns its final status."""
+        """Poll until the job is done, cancelled or failed; returns its final status."""
         deadline = time.monotonic() + timeout_s
         while True:
             status = self.job(job_id)
-            if status["state"] in ("done", "cancelled") or time.monotonic() > deadline:
+            if status["state"] in ("done", "cancelled", "failed") or time.monotonic() > deadline:
                 return status
             time.sleep(poll_s)
 

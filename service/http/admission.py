@@ -30,6 +30,12 @@ class AdmissionRules:
     public: frozenset[str]
     max_body_bytes: int
     streamed: dict[str, int]
+    public_prefixes: tuple[str, ...] = ()
+    """Path prefixes open without a key (static files that hold nothing of ours)."""
+
+    def is_public(self, scope: Scope) -> bool:
+        path: str = scope.get("path", "")
+        return path in self.public or path.startswith(self.public_prefixes)
 
     def body_limit(self, scope: Scope) -> int:
         """The body limit of the request's path."""
@@ -64,7 +70,7 @@ class Admission:
         authenticated = self.rules.authenticated(scope)
         # routes may show less to anonymous callers of public paths (/readyz's details)
         scope.setdefault("state", {})["authenticated"] = authenticated
-        if not authenticated and scope.get("path", "") not in self.rules.public:
+        if not authenticated and not self.rules.is_public(scope):
             message = "a valid API key is required: Authorization: Bearer <key>"
             await error_response(401, "unauthorized", message)(scope, receive, send)
             return

@@ -16,6 +16,7 @@ from referee.service.execution.executor import EmbeddedExecutor, Executor
 from referee.service.http.admission import Admission, AdmissionRules
 from referee.service.http.deps import require_api_key
 from referee.service.http.disconnect import CancelOnDisconnect
+from referee.service.http.docs import ASSETS, DOCS_PATHS, install_docs
 from referee.service.http.errors import install_error_handlers
 from referee.service.http.middleware import RequestObserver
 from referee.service.http.rate_limit import RateLimiter
@@ -67,6 +68,7 @@ def create_app(
             log_problems(found)
         app.state.dispatcher.disable(found)
         await executor.start()
+        await app.state.jobs.start()
         try:
             yield
         finally:
@@ -82,7 +84,10 @@ def create_app(
         description=DESCRIPTION,
         lifespan=lifespan,
         default_response_class=JSONBytes,
+        docs_url=None,
+        redoc_url=None,
     )
+    install_docs(app)
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.dispatcher = Dispatcher(settings, registry, executor, metrics)
@@ -119,9 +124,6 @@ def log_problems(problems: list[Problem]) -> None:
         log.warning("start-up check: %s: %s", problem.component, problem.message)
 
 
-DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
-
-
 def admission_rules(settings: Settings) -> AdmissionRules:
     """Who `Admission` lets through for these settings: health checks always public, the
     docs and /metrics when the settings say so."""
@@ -133,6 +135,7 @@ def admission_rules(settings: Settings) -> AdmissionRules:
     return AdmissionRules(
         keys=[key.get_secret_value().encode() for key in settings.api_keys],
         public=frozenset(public),
+        public_prefixes=(ASSETS,),  # Swagger UI's own files: nothing of ours
         max_body_bytes=settings.max_body_bytes,
         streamed={"/v1/jobs": settings.max_job_bytes},
     )
@@ -155,7 +158,7 @@ def build_jobs(
     if not isinstance(executor, CeleryExecutor):
         return LocalJobs(
             dispatcher,
-            settings.job_dir,
+            settings.jobs_dir,
             settings.max_job_bytes,
             settings.job_ttl_s,
             settings.job_quota(),

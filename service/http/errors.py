@@ -49,6 +49,10 @@ class PayloadTooLarge(ApiError):
     status_code, code = 413, "payload_too_large"
 
 
+class UnsupportedMediaType(ApiError):
+    status_code, code = 415, "unsupported_media_type"
+
+
 class Unprocessable(ApiError):
     status_code, code = 422, "invalid_request"
 

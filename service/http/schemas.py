@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from referee.service.jobs.status import JobState
 from referee.service.preflight import Problem
 from referee.verifiers.types import GroupStats, Item, Result
 
@@ -81,8 +82,8 @@ class JobAccepted(BaseModel):
 
 class JobInfo(BaseModel):
     id: str
-    state: str
-    """``uploading``, ``running``, ``done`` or ``cancelled``."""
+    state: JobState
+    """``uploading``, ``running``, ``done``, ``cancelled`` or ``failed`` (``reason``)."""
     total: int
     done: int
     progress: float
@@ -90,3 +91,10 @@ class JobInfo(BaseModel):
     """Scored items by status."""
     created: float
     finished: float | None
+    reason: str | None = None
+    """Why a job is ``failed``."""
+
+
+class JobList(BaseModel):
+    jobs: list[JobInfo]
+    """The caller's unexpired jobs, newest first."""

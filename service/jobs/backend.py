@@ -19,7 +19,8 @@ from referee.service.distributed.celery_app import CHUNK_SIZE
 from referee.service.distributed.executor import CeleryExecutor
 from referee.service.execution.fair_queue import Ticket
 from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
-from referee.service.jobs.redis_store import JobStatus, JobStore
+from referee.service.jobs.redis_store import JobStore
+from referee.service.jobs.status import JobStatus
 from referee.verifiers.registry import Registry, UnknownVerifier
 from referee.verifiers.types import Pool
 
@@ -71,7 +72,15 @@ class JobBackend(Protocol):
         """The job, with the tenant that owns it; None when unknown or expired."""
         ...
 
+    async def of_tenant(self, tenant: str) -> list[JobStatus]:
+        """``tenant``'s unexpired jobs, newest first."""
+        ...
+
     def results(self, job_id: str, total: int) -> AsyncIterator[bytes]: ...
+
+    async def start(self) -> None:
+        """Resume what a stopped server left unfinished (embedded jobs)."""
+        ...
 
     async def cancel(self, job_id: str) -> bool: ...
 
@@ -121,8 +130,14 @@ class JobService:
     async def status(self, job_id: str) -> JobStatus | None:
         return await self.store.status(job_id)
 
+    async def of_tenant(self, tenant: str) -> list[JobStatus]:
+        return await self.store.of_tenant(tenant)
+
     def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
         return self.store.results(job_id, total)
+
+    async def start(self) -> None:
+        return None  # Redis keeps the jobs; the workers carry on with them
 
     async def cancel(self, job_id: str) -> bool:
         return await self.store.cancel(job_id)

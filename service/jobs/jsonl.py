@@ -25,6 +25,20 @@ def read_items(path: Path) -> Iterator[Item | Result]:
                 yield parse_line(raw, number)
 
 
+def read_items_from(
+    path: Path, offset: int = 0, line: int = 0
+) -> Iterator[tuple[Item | Result, int, int]]:
+    """`read_items` from byte ``offset``, where line ``line`` ended: each entry with the
+    byte offset and line number just past it (where to resume after it)."""
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        for raw in handle:
+            offset += len(raw)
+            line += 1
+            if raw.strip():
+                yield parse_line(raw, line), offset, line
+
+
 def parse_line(raw: bytes, number: int) -> Item | Result:
     """One JSONL line to an item, or an ``invalid`` result that says what is wrong."""
     try:

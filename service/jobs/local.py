@@ -1,10 +1,13 @@
-"""Batch jobs without a broker: the upload is spooled to disk and scored in order here.
+"""Batch jobs without a broker: durable, scored in this process, resumed after a restart.
 
 The embedded twin of the Redis job store: the same routes, states and result shape, so
-``referee serve`` alone accepts ``POST /v1/jobs``. Lines go to a file as they arrive (the
-upload is never held whole), one background task per job scores them through the
-dispatcher in batches and appends results in input order. Jobs live as long as this
-process: a restart forgets them (the distributed mode keeps them in Redis).
+``referee serve`` alone accepts ``POST /v1/jobs``. The upload streams to a file in the
+data directory (never held whole); one background task per job scores it through the
+dispatcher in batches and appends results in input order. Progress is committed to the
+`JobCatalog` after each batch's results are on disk, so a server killed at any moment
+resumes every unfinished job when it starts again, under the same id, with the same
+counts and results as an uninterrupted run. A job whose results cannot be written (a
+full disk) is ``failed`` with the reason, and resumes at the next start.
 """
 
 from __future__ import annotations
@@ -12,20 +15,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
+from typing import BinaryIO
+
+import orjson
 
 from referee.service.execution.dispatch import Dispatcher
 from referee.service.execution.fair_queue import Priority, Ticket
 from referee.service.http.errors import Overloaded
 from referee.service.jobs.backend import split_lines
-from referee.service.jobs.jsonl import read_items, write_result
+from referee.service.jobs.catalog import JobCatalog, Progress
+from referee.service.jobs.jsonl import read_items_from
 from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
-from referee.service.jobs.redis_store import CANCELLED_LINE, JobStatus
+from referee.service.jobs.redis_store import CANCELLED_LINE
+from referee.service.jobs.status import JobState, JobStatus
 from referee.verifiers.types import Item, Result, Status
 
 BATCH = 512
@@ -34,23 +42,13 @@ log = logging.getLogger(__name__)
 JOB_TICKET = Ticket(priority=Priority.BATCH)
 
 
-@dataclass
-class _Job:
-    id: str
-    total: int
-    items: Path
-    results: Path
-    state: str = "running"
-    done: int = 0
-    counts: dict[str, int] = field(default_factory=dict)
-    created: float = field(default_factory=time.time)
-    finished: float | None = None
-    task: asyncio.Task[None] | None = None
-    ticket: Ticket = JOB_TICKET
+class ResultsUnwritable(Exception):
+    """A job's results file cannot be written (a full or failing disk)."""
 
 
 class LocalJobs:
-    """Jobs scored in this process. Safe for concurrent requests on one event loop."""
+    """Jobs scored in this process, kept in ``directory``. Safe for concurrent requests
+    on one event loop; call `start` once the dispatcher can score (it resumes jobs)."""
 
     def __init__(
         self,
@@ -65,16 +63,23 @@ class LocalJobs:
         self._max_bytes = max_bytes
         self._ttl_s = ttl_s
         self._quota = quota
-        self._jobs: dict[str, _Job] = {}
+        self._catalog = JobCatalog(directory / "jobs.sqlite3")
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self) -> None:
+        """Resume every job a stopped server left unfinished, oldest first."""
+        for record in await asyncio.to_thread(self._catalog.unfinished):
+            log.info("resuming job %s at line %d", record.status.id, record.progress.done)
+            self._launch(record.status, record.progress)
 
     async def submit(
         self, body: AsyncIterator[bytes], ticket: Ticket = JOB_TICKET
     ) -> tuple[str, int]:
         self._dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._forget_expired()
+        await self._forget_expired()
         limit = self._limit(ticket.tenant)
         job_id = uuid.uuid4().hex
-        items = self._dir / f"{job_id}.items.jsonl"
+        items, results = self._paths(job_id)
         total = 0
         try:
             with items.open("wb") as sink:
@@ -82,121 +87,175 @@ class LocalJobs:
                     if batch:
                         await asyncio.to_thread(sink.write, b"\n".join(batch) + b"\n")
                         total += len(batch)
+                await asyncio.to_thread(_sync, sink)
+            results.touch()
+            created = time.time()
+            await asyncio.to_thread(self._catalog.create, job_id, ticket.tenant, total, created)
         except BaseException:
             items.unlink(missing_ok=True)  # a failed upload leaves nothing behind
+            results.unlink(missing_ok=True)
             raise
-        job = _Job(job_id, total, items, self._dir / f"{job_id}.results.jsonl", ticket=ticket)
-        job.results.touch()
-        self._jobs[job_id] = job
-        job.task = asyncio.create_task(self._run(job))
+        status = JobStatus(job_id, JobState.RUNNING, total, 0, {}, created, None, ticket.tenant)
+        self._launch(status, Progress())
         return job_id, total
 
-    def _limit(self, tenant: str) -> UploadLimit:
-        """What ``tenant`` may upload now (raises `QuotaExceeded` when nothing)."""
-        held = [job for job in self._jobs.values() if job.ticket.tenant == tenant]
-        used = sum(_size(job.items) + _size(job.results) for job in held)
-        left = admit(self._quota, len(held), used)
-        return UploadLimit(self._max_bytes, left, self._dir, self._quota.reserve_bytes)
-
     async def status(self, job_id: str) -> JobStatus | None:
-        job = self._jobs.get(job_id)
-        if job is None:
-            return None
-        return JobStatus(
-            id=job.id,
-            state=job.state,
-            total=job.total,
-            done=job.done,
-            counts=dict(job.counts),
-            created=job.created,
-            finished=job.finished,
-            tenant=job.ticket.tenant,
-        )
+        record = self._catalog.get(job_id)
+        return None if record is None else record.status
+
+    async def of_tenant(self, tenant: str) -> list[JobStatus]:
+        return [record.status for record in self._catalog.of_tenant(tenant)]
 
     async def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
-        job = self._jobs[job_id]
-        written = 0
-        with job.results.open("rb") as source:
-            while chunk := await asyncio.to_thread(source.readlines, 1 << 20):
-                written += len(chunk)
-                yield b"".join(chunk)
-        if written < total:
-            yield (CANCELLED_LINE + b"\n") * (total - written)
+        """The committed results (never a torn or uncommitted tail), then a ``cancelled``
+        placeholder for each line a cancelled job never scored."""
+        record = self._catalog.get(job_id)
+        if record is None:
+            return
+        left = record.progress.results_offset
+        _, path = self._paths(job_id)
+        with path.open("rb") as source:
+            while left > 0 and (chunk := await asyncio.to_thread(source.read, min(left, 1 << 20))):
+                left -= len(chunk)
+                yield chunk
+        if record.progress.done < total:
+            yield (CANCELLED_LINE + b"\n") * (total - record.progress.done)
 
     async def cancel(self, job_id: str) -> bool:
-        job = self._jobs.get(job_id)
-        if job is None:
+        record = self._catalog.get(job_id)
+        if record is None:
             return False
-        if job.state == "running":
-            job.state, job.finished = "cancelled", time.time()
-            if job.task is not None:
-                job.task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await job.task
+        if not record.status.state.finished:
+            await self._stop(job_id)
+            await asyncio.to_thread(
+                self._catalog.set_state, job_id, JobState.CANCELLED, time.time()
+            )
         return True
 
     async def delete(self, job_id: str) -> None:
-        job = self._jobs.get(job_id)
-        if job is not None and job.state != "running":
-            self._forget(job)
-
-    def _forget_expired(self) -> None:
-        """Drop finished jobs older than the TTL, with their spool files."""
-        cutoff = time.time() - self._ttl_s
-        for job in [j for j in self._jobs.values() if j.finished and j.finished < cutoff]:
-            self._forget(job)
-
-    def _forget(self, job: _Job) -> None:
-        job.items.unlink(missing_ok=True)
-        job.results.unlink(missing_ok=True)
-        del self._jobs[job.id]
+        record = self._catalog.get(job_id)
+        if record is not None and record.status.state is not JobState.RUNNING:
+            await self._forget(job_id)
 
     async def close(self) -> None:
-        for job in self._jobs.values():
-            if job.task is not None:
-                job.task.cancel()
+        for job_id in list(self._tasks):
+            await self._stop(job_id)
+        self._catalog.close()
 
-    async def _run(self, job: _Job) -> None:
-        """Score the job; if anything breaks, the rest of its lines become ``error``
-        results so the job still ends (a job stuck at "running" loses nothing visibly)."""
+    def _limit(self, tenant: str) -> UploadLimit:
+        """What ``tenant`` may upload now (raises `QuotaExceeded` when nothing)."""
+        held = self._catalog.of_tenant(tenant)
+        used = sum(_size(path) for r in held for path in self._paths(r.status.id))
+        left = admit(self._quota, len(held), used)
+        return UploadLimit(self._max_bytes, left, self._dir, self._quota.reserve_bytes)
+
+    def _paths(self, job_id: str) -> tuple[Path, Path]:
+        return self._dir / f"{job_id}.items.jsonl", self._dir / f"{job_id}.results.jsonl"
+
+    def _launch(self, status: JobStatus, progress: Progress) -> None:
+        ticket = Ticket(tenant=status.tenant, priority=Priority.BATCH)
+        task = asyncio.create_task(self._run(status.id, status.total, progress, ticket))
+        self._tasks[status.id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(status.id, None))
+
+    async def _stop(self, job_id: str) -> None:
+        task = self._tasks.pop(job_id, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _forget_expired(self) -> None:
+        """Drop finished jobs older than the TTL, with their files."""
+        expired = await asyncio.to_thread(self._catalog.expired, time.time() - self._ttl_s)
+        for job_id in expired:
+            await self._forget(job_id)
+
+    async def _forget(self, job_id: str) -> None:
+        for path in self._paths(job_id):
+            path.unlink(missing_ok=True)
+        await asyncio.to_thread(self._catalog.delete, job_id)
+
+    async def _run(self, job_id: str, total: int, progress: Progress, ticket: Ticket) -> None:
+        """Score the job to its end. A results file that cannot be written makes the job
+        ``failed`` (resumed at the next start); any other failure becomes ``error``
+        results for the rest of its lines, so the job still ends with every line."""
         try:
-            await self._score_all(job)
+            if self._catalog.get(job_id) is not None:
+                await asyncio.to_thread(self._catalog.set_state, job_id, JobState.RUNNING, None)
+            await self._score_all(job_id, progress, ticket)
         except asyncio.CancelledError:
             raise
+        except ResultsUnwritable as exc:
+            log.error("job %s cannot write its results: %s", job_id, exc)
+            reason = f"results cannot be written: {exc}; the job resumes when the server restarts"
+            await asyncio.to_thread(
+                self._catalog.set_state, job_id, JobState.FAILED, time.time(), reason
+            )
+            return
         except Exception as exc:
-            log.exception("job %s failed", job.id)
-            await asyncio.to_thread(self._fail_rest, job, f"{type(exc).__name__}: {exc}")
-        job.state, job.finished = "done", time.time()
+            log.exception("job %s failed", job_id)
+            await self._fail_rest(job_id, total, progress, f"{type(exc).__name__}: {exc}")
+        await asyncio.to_thread(self._catalog.set_state, job_id, JobState.DONE, time.time())
 
-    def _fail_rest(self, job: _Job, reason: str) -> None:
-        failed = Result.failed(Status.ERROR, "job_failed", f"the job runner failed: {reason}")
-        with job.results.open("ab") as sink:
-            for _ in range(job.total - job.done):
-                write_result(sink, failed)
-        job.counts["error"] = job.counts.get("error", 0) + job.total - job.done
-        job.done = job.total
-
-    async def _score_all(self, job: _Job) -> None:
-        entries = read_items(job.items)
-        with job.results.open("ab") as sink:
+    async def _score_all(self, job_id: str, progress: Progress, ticket: Ticket) -> None:
+        items_path, results_path = self._paths(job_id)
+        entries = read_items_from(items_path, progress.items_offset, progress.items_line)
+        with results_path.open("r+b") as sink:
+            # past the committed offset lies a torn or uncommitted batch: rewrite it
+            await asyncio.to_thread(sink.truncate, progress.results_offset)
+            sink.seek(progress.results_offset)
             while batch := await asyncio.to_thread(lambda: list(islice(entries, BATCH))):
-                results = await self._score(job, batch)
-                for result in results:
-                    write_result(sink, result)
-                    job.counts[result.status.value] = job.counts.get(result.status.value, 0) + 1
-                sink.flush()
-                job.done += len(results)
+                results = await self._score(ticket, [entry for entry, _, _ in batch])
+                _, progress.items_offset, progress.items_line = batch[-1]
+                await self._commit(job_id, sink, results, progress)
 
-    async def _score(self, job: _Job, batch: list[Item | Result]) -> list[Result]:
+    async def _commit(
+        self, job_id: str, sink: BinaryIO, results: list[Result], progress: Progress
+    ) -> None:
+        """Results on disk first, then the progress that counts them."""
+        lines = b"".join(orjson.dumps(r.model_dump(mode="json")) + b"\n" for r in results)
+        try:
+            await asyncio.to_thread(_append, sink, lines)
+        except OSError as exc:
+            raise ResultsUnwritable(str(exc)) from exc
+        progress.results_offset += len(lines)
+        progress.done += len(results)
+        for result in results:
+            key = result.status.value
+            progress.counts[key] = progress.counts.get(key, 0) + 1
+        await asyncio.to_thread(self._catalog.advance, job_id, progress)
+
+    async def _score(self, ticket: Ticket, batch: list[Item | Result]) -> list[Result]:
         items = [entry for entry in batch if isinstance(entry, Item)]
         while True:
             try:
-                budget = self._dispatcher.budget(None, None, job.ticket)
+                budget = self._dispatcher.budget(None, None, ticket)
                 scored = iter(await self._dispatcher.score(items, budget))
                 break
             except Overloaded:
                 await asyncio.sleep(0.5)  # interactive requests first; the job waits its turn
         return [next(scored) if isinstance(entry, Item) else entry for entry in batch]
+
+    async def _fail_rest(self, job_id: str, total: int, progress: Progress, reason: str) -> None:
+        failed = Result.failed(Status.ERROR, "job_failed", f"the job runner failed: {reason}")
+        _, results_path = self._paths(job_id)
+        with results_path.open("r+b") as sink:
+            sink.truncate(progress.results_offset)
+            sink.seek(progress.results_offset)
+            left = total - progress.done
+            for start in range(0, left, BATCH):
+                await self._commit(job_id, sink, [failed] * min(BATCH, left - start), progress)
+
+
+def _append(sink: BinaryIO, lines: bytes) -> None:
+    sink.write(lines)
+    _sync(sink)
+
+
+def _sync(handle: BinaryIO) -> None:
+    handle.flush()
+    os.fsync(handle.fileno())
 
 
 def _size(path: Path) -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -32,6 +31,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
+from referee.service.jobs.status import JobState, JobStatus
 from referee.verifiers.types import ErrorInfo, Result, Status
 
 PREFIX = "referee:job:"
@@ -92,18 +92,6 @@ def aretrying(url: str, retries: int = 40, **kwargs: Any) -> aioredis.Redis:
 def tenant_key(tenant: str) -> str:
     """The set of ``tenant``'s job ids."""
     return f"{TENANT_PREFIX}{tenant}:jobs"
-
-
-@dataclass
-class JobStatus:
-    id: str
-    state: str
-    total: int
-    done: int
-    counts: dict[str, int]
-    created: float
-    finished: float | None
-    tenant: str = ""
 
 
 class JobStore:
@@ -191,7 +179,7 @@ class JobStore:
         done = counts.pop("done", 0)
         return JobStatus(
             id=job_id,
-            state=raw["state"],
+            state=JobState(raw["state"]),
             total=int(raw.get("total", 0)),
             done=done,
             counts=counts,
@@ -199,6 +187,13 @@ class JobStore:
             finished=float(raw["finished"]) if "finished" in raw else None,
             tenant=raw.get("tenant", ""),
         )
+
+    async def of_tenant(self, tenant: str) -> list[JobStatus]:
+        """``tenant``'s unexpired jobs, newest first."""
+        members = [_bytes(m).decode() for m in await self._redis.smembers(tenant_key(tenant))]
+        found = [await self.status(job_id) for job_id in members]
+        jobs = [job for job in found if job is not None and job.tenant == tenant]
+        return sorted(jobs, key=lambda job: job.created, reverse=True)
 
     async def finish_empty(self, job_id: str) -> None:
         """A job with no lines is done as soon as it exists."""

@@ -126,8 +126,8 @@ def test_a_broken_sandbox_is_not_a_program_failure() -> None:
     settings = SandboxSettings(backend="bwrap", bwrap_path="/nonexistent/bwrap")
     with Sandbox(settings) as sandbox:
         report = sandbox.run(py("print(1)"), [Case()])
-    assert report.sandbox_status is SandboxStatus.ERROR
-    assert "bwrap" in report.message
+    assert report.sandbox_status is SandboxStatus.UNAVAILABLE
+    assert "apt-get install bubblewrap" in report.message
     assert report.cases == []
     assert not report.ok
 

@@ -49,9 +49,11 @@ def test_timeout_and_output_limit(docker_sandbox: Sandbox) -> None:
     assert spam.cases[0].status is CaseStatus.OUTPUT_LIMIT
 
 
-def test_an_unreachable_engine_is_a_sandbox_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_engine_is_unavailable_not_a_program_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with Sandbox(SandboxSettings(backend="docker", limits=FAST)) as sandbox:
         report = sandbox.run(Program(language="python3", source="print(1)"), [Case()])
-    assert report.sandbox_status is SandboxStatus.ERROR
+    assert report.sandbox_status is SandboxStatus.UNAVAILABLE
     assert "Docker engine" in report.message

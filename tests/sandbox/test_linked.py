@@ -128,6 +128,6 @@ def test_the_docker_backend_says_it_cannot_link(work_root: Path) -> None:
             [Case()],
             FAST,
         )
-    assert report.sandbox_status is SandboxStatus.ERROR
+    assert report.sandbox_status is SandboxStatus.UNAVAILABLE
     assert "linked" in report.message
     assert _open_fds() - before == set()

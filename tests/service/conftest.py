@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +19,7 @@ def small_settings(**overrides: object) -> Settings:
         "max_field_chars": 50_000,
         "item_timeout_s": 1.0,
         "default_deadline_s": 20.0,
+        "data_dir": tempfile.mkdtemp(prefix="referee-test-"),  # jobs of one app only
     }
     return Settings.model_validate({**base, **overrides})
 

@@ -3,6 +3,7 @@ before decoding, list caps before validation, and the grader's expansion budget.
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -112,10 +113,23 @@ def test_multi_graders_are_capped_in_leaves(keyed: TestClient) -> None:
     assert "leaf graders" in response.json()["error"]["message"]
 
 
-@pytest.mark.parametrize("path", ["/docs", "/openapi.json", "/redoc"])
+@pytest.mark.parametrize("path", ["/docs", "/openapi.json"])
 def test_docs_need_a_key_when_keys_are_set(keyed: TestClient, path: str) -> None:
     assert keyed.get(path).status_code == 401
     assert keyed.get(path, headers=AUTH).status_code == 200
+
+
+def test_docs_load_nothing_from_another_host(keyed: TestClient) -> None:
+    """Offline, /docs must still work: every script and stylesheet it loads is ours."""
+    page = keyed.get("/docs", headers=AUTH).text
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert assets and all(a.startswith("/docs/assets/") for a in assets), assets
+    for asset in assets:
+        response = keyed.get(asset)  # static files of Swagger UI: served without a key
+        assert response.status_code == 200 and len(response.content) > 100, asset
+    assert "https://" not in page and "cdn" not in page
+    assert keyed.get("/redoc").status_code == 401  # no such page (ReDoc needs a CDN)
+    assert keyed.get("/redoc", headers=AUTH).status_code == 404
 
 
 def test_docs_can_be_made_public() -> None:

@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from referee.service.http.app import create_app
+from referee.service.jobs.status import JobState
 from tests.service.conftest import small_settings
 
 NDJSON = {"Content-Type": "application/x-ndjson"}
@@ -118,7 +119,7 @@ def test_a_crashing_job_runner_ends_the_job_with_errors(
 
 
 def test_failed_uploads_and_expired_jobs_leave_no_files(tmp_path: Path) -> None:
-    settings = small_settings(cpu_workers=1, max_job_bytes=4096, job_dir=tmp_path, job_ttl_s=60)
+    settings = small_settings(cpu_workers=1, max_job_bytes=4096, data_dir=tmp_path, job_ttl_s=60)
     with TestClient(create_app(settings)) as client:
         assert client.post("/v1/jobs", content=lines(200), headers=NDJSON).status_code == 413
 
@@ -127,14 +128,21 @@ def test_failed_uploads_and_expired_jobs_leave_no_files(tmp_path: Path) -> None:
                 yield lines(1)
 
         assert client.post("/v1/jobs", content=chunks(), headers=NDJSON).status_code == 413
-        assert list(tmp_path.iterdir()) == []
+        assert spooled(tmp_path) == []
         old = client.post("/v1/jobs", content=lines(3), headers=NDJSON).json()["id"]
         assert wait_done(client, old)["state"] == "done"
         jobs = client.app.state.jobs  # type: ignore[attr-defined]
-        jobs._jobs[old].finished -= 3600  # as if it finished an hour ago
+        an_hour_ago = time.time() - 3600
+        jobs._catalog.set_state(old, JobState.DONE, an_hour_ago)  # as if it finished then
         client.post("/v1/jobs", content=lines(1), headers=NDJSON)
         assert client.get(f"/v1/jobs/{old}").status_code == 404
-        assert not any(p.name.startswith(old) for p in tmp_path.iterdir())
+        assert not any(p.name.startswith(old) for p in spooled(tmp_path))
+
+
+def spooled(data_dir: Path) -> list[Path]:
+    """Job files in the data directory (the catalog database aside)."""
+    jobs = data_dir / "jobs"
+    return [p for p in jobs.iterdir() if not p.name.startswith("jobs.sqlite3")]
 
 
 ALPHA = {**NDJSON, "Authorization": "Bearer alpha"}
@@ -144,7 +152,7 @@ BETA = {**NDJSON, "Authorization": "Bearer beta"}
 def keyed_app(tmp_path: Path, **settings: object) -> TestClient:
     return TestClient(
         create_app(
-            small_settings(cpu_workers=1, api_keys="alpha,beta", job_dir=tmp_path, **settings)
+            small_settings(cpu_workers=1, api_keys="alpha,beta", data_dir=tmp_path, **settings)
         )
     )
 

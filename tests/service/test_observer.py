@@ -48,3 +48,28 @@ def test_failures_log_as_warnings(client: TestClient, http_log: io.StringIO) -> 
     client.post("/v1/score", json={"items": []})
     [line] = [json.loads(x) for x in http_log.getvalue().splitlines()]
     assert line["level"] == "warning" and line["status"] == 422
+
+
+def test_a_refused_body_gets_an_id_a_log_line_and_a_count(
+    client: TestClient, http_log: io.StringIO
+) -> None:
+    """A 413 is answered before any route runs; it is still a request like any other."""
+
+    def refused() -> float:
+        for line in client.get("/metrics").text.splitlines():
+            if line.startswith("referee_http_requests_total") and 'code="413"' in line:
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    before = refused()
+    body = b"x" * (3 * 1024 * 1024)  # over the test settings' 2 MiB
+    response = client.post(
+        "/v1/score",
+        content=body,
+        headers={"X-Request-ID": "too-big", "Content-Type": "application/json"},
+    )
+    assert response.status_code == 413
+    assert response.headers["x-request-id"] == "too-big"
+    lines = [json.loads(x) for x in http_log.getvalue().splitlines()]
+    assert any(line["request_id"] == "too-big" and line["status"] == 413 for line in lines)
+    assert refused() == before + 1

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from referee.sandbox import languages
+
 # An opening fence of 3+ backticks or tildes, an optional info string, the body, and a
 # closing fence of the same kind at least as long. An unclosed final fence runs to the end
 # of the text (truncated generations are common in RL).
@@ -24,20 +26,6 @@ _FENCE = re.compile(
     r"(?:^[ \t]*(?P=fence)[`~]*[ \t]*$|\Z)",
     re.MULTILINE | re.DOTALL,
 )
-
-# Info-string tags that name the same language as a sandbox language name.
-_TAGS: dict[str, frozenset[str]] = {
-    "python3": frozenset({"python", "python3", "py", "py3"}),
-    "cpp": frozenset({"cpp", "c++", "cxx", "cc"}),
-    "c": frozenset({"c"}),
-    "java": frozenset({"java"}),
-    "javascript": frozenset({"javascript", "js", "node", "nodejs"}),
-    "go": frozenset({"go", "golang"}),
-    "rust": frozenset({"rust", "rs"}),
-    "bash": frozenset({"bash", "sh", "shell"}),
-    "sql": frozenset({"sql", "sqlite"}),
-    "verilog": frozenset({"verilog", "systemverilog", "v", "sv"}),
-}
 
 Source = Literal["fenced", "whole_response", "none"]
 
@@ -52,17 +40,16 @@ class Extraction:
 
 
 def tags_for(language: str) -> frozenset[str]:
-    """Fence tags accepted for the sandbox ``language`` (its own name at least)."""
-    return _TAGS.get(language, frozenset({language}))
+    """Fence tags accepted for the sandbox ``language``: its name and its aliases (one
+    table, `sandbox.languages`, for both the ``language`` param and fence tags)."""
+    lang = languages.find(language)
+    return frozenset({language} if lang is None else {lang.name, *lang.aliases})
 
 
 def extract_code(text: str, language: str | None) -> Extraction:
     """Extract the program from ``text`` (untrusted model output) for ``language``
     (a sandbox language name, or None for any); see the module docstring."""
-    blocks = [
-        (m.group("info").strip().split(" ")[0].lower(), m.group("body"))
-        for m in _FENCE.finditer(text)
-    ]
+    blocks = _blocks(text)
     if not blocks:
         return _found(text, "whole_response", "")
     if language is None:
@@ -75,6 +62,33 @@ def extract_code(text: str, language: str | None) -> Extraction:
             return Extraction("", "none")
         chosen = (tagged or untagged)[-1]
     return _found(chosen[1], "fenced", chosen[0])
+
+
+def extract_any(text: str) -> tuple[Extraction, str | None]:
+    """For a response free to pick its language: the last fenced block tagged with a
+    sandbox language (or alias) and that language's name; else the last untagged block,
+    or the whole response when there is no fence, with None (the caller's default). A
+    block tagged with something else (``text``, ``output``) is never the program."""
+    blocks = _blocks(text)
+    if not blocks:
+        return _found(text, "whole_response", ""), None
+    known = [(lang, tag, body) for tag, body in blocks if tag and (lang := languages.find(tag))]
+    if known:
+        lang, tag, body = known[-1]
+        return _found(body, "fenced", tag), lang.name
+    untagged = [body for tag, body in blocks if not tag]
+    if untagged:
+        return _found(untagged[-1], "fenced", ""), None
+    return Extraction("", "none"), None
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """(tag, body) of every fenced block, in order; the tag is the info string's first
+    word, lower-cased."""
+    return [
+        (m.group("info").strip().split(" ")[0].lower(), m.group("body"))
+        for m in _FENCE.finditer(text)
+    ]
 
 
 def _found(code: str, source: Source, tag: str) -> Extraction:

@@ -26,7 +26,7 @@ from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
 from referee.verifiers.code.checker import Judged, run_checker
 from referee.verifiers.code.comparison import Comparator, Tolerance
-from referee.verifiers.code.extraction import extract_code
+from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
 from referee.verifiers.code.harness import Plan, build_plan, check_supported
 from referee.verifiers.code.runtime import require_ok, shared_sandbox
 from referee.verifiers.code.suite import Suite, parse_suite
@@ -47,8 +47,10 @@ def known_language(name: str) -> str:
 
 
 class CodeParams(Params):
-    language: str = "python3"
-    """Sandbox language (or alias: python, py, c++, js...)."""
+    language: str | None = None
+    """Sandbox language (or alias: python, py, c++, golang, js...). Unset: python3 for
+    function-call and test-list references; for stdin/stdout tests, the language the
+    response's last fenced block is tagged with (python3 when it is untagged)."""
     compare: Comparator = "lines"
     """Output comparator for stdin/stdout tests; see `verifiers.code.comparison`."""
     abs_tol: float = Field(default=1e-6, ge=0)
@@ -68,8 +70,8 @@ class CodeParams(Params):
 
     @field_validator("language")
     @classmethod
-    def _known(cls, value: str) -> str:
-        return known_language(value)
+    def _known(cls, value: str | None) -> str | None:
+        return None if value is None else known_language(value)
 
     def limits(self) -> Limits:
         """Per-case sandbox limits from these params."""
@@ -79,6 +81,20 @@ class CodeParams(Params):
             memory_mb=self.memory_mb,
             output_bytes=self.output_kb * 1024,
         )
+
+
+def _extracted(text: str, params: CodeParams, suite: Suite) -> tuple[Extraction | None, str]:
+    """The program (None: the whole response, unextracted) and its language: the
+    requested one, else detected from the fence for stdin/stdout tests (the only format
+    that runs in every language), else python3."""
+    if params.language is not None:
+        found = extract_code(text, params.language) if params.extract else None
+        return found, params.language
+    if not params.extract or suite.kind != "stdio":
+        found = extract_code(text, "python3") if params.extract else None
+        return found, "python3"
+    found, detected = extract_any(text)
+    return found, detected or "python3"
 
 
 class CodeVerifier(ItemVerifier[CodeParams]):
@@ -103,12 +119,12 @@ class CodeVerifier(ItemVerifier[CodeParams]):
 
     def check(self, item: Item, params: CodeParams) -> Scored:
         suite = parse_suite(item.reference)
-        check_supported(suite, params.language)
         text = item.response_text()
-        found = extract_code(text, params.language) if params.extract else None
+        found, language = _extracted(text, params, suite)
+        check_supported(suite, language)
         code = text if found is None else found.code
         details: dict[str, Any] = {
-            "language": params.language,
+            "language": language,
             "format": suite.kind,
             "extraction": "whole_response" if found is None else found.source,
         }
@@ -116,7 +132,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             return Scored(0.0, details={**details, "message": "no code found in the response"})
         if not _encodable(code):
             return Scored(0.0, details={**details, "message": "the code is not valid UTF-8"})
-        plan = build_plan(suite, code, params.language, secrets.randbits(32))
+        plan = build_plan(suite, code, language, secrets.randbits(32))
         rules = Rules(
             params.compare,
             Tolerance(params.abs_tol, params.rel_tol),
@@ -125,7 +141,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         )
         if plan.completion is not None:
             details["flags"] = ["in_process_tests"]
-            if inprocess.defines_equality(params.language, code):
+            if inprocess.defines_equality(language, code):
                 details["flags"].append("custom_eq")
                 details["message"] = (
                     "the program defines equality for its own types, through which the "

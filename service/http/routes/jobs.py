@@ -10,16 +10,16 @@ from fastapi.responses import StreamingResponse
 
 from referee.service.execution.fair_queue import Priority, Ticket
 from referee.service.http.deps import CallerDep
-from referee.service.http.errors import Conflict, NotFound
-from referee.service.http.schemas import ErrorResponse, JobAccepted, JobInfo
+from referee.service.http.errors import Conflict, NotFound, UnsupportedMediaType
+from referee.service.http.schemas import ErrorResponse, JobAccepted, JobInfo, JobList
 from referee.service.jobs.backend import JobBackend
-from referee.service.jobs.redis_store import JobStatus
+from referee.service.jobs.status import JobState, JobStatus
 
 router = APIRouter(tags=["jobs"])
 
 JobId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs gave")]
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (401, 404, 409, 413, 429, 503)
+    code: {"model": ErrorResponse} for code in (401, 404, 409, 413, 415, 429, 503)
 }
 
 
@@ -45,10 +45,19 @@ JobsDep = Annotated[JobBackend, Depends(get_jobs)]
 )
 async def submit(request: Request, jobs: JobsDep, caller: CallerDep) -> JobAccepted:
     """Upload items as JSONL (one item per line); they are scored in the background, after
-    interactive requests (batch priority)."""
+    interactive requests (batch priority). The body is the file as it is: a form or
+    multipart upload is refused (415), since either would reach us with its lines changed
+    (``curl -d`` drops newlines; use ``--data-binary @items.jsonl``)."""
+    require_jsonl(request.headers.get("content-type"))
     ticket = Ticket(tenant=caller.ticket.tenant, priority=Priority.BATCH)
     job_id, total = await jobs.submit(request.stream(), ticket)
     return JobAccepted(id=job_id, total=total)
+
+
+@router.get("/v1/jobs", response_model=JobList, responses=_ERRORS)
+async def listing(jobs: JobsDep, caller: CallerDep) -> JobList:
+    """The caller's unexpired jobs (running, finished, cancelled or failed), newest first."""
+    return JobList(jobs=[describe(job) for job in await jobs.of_tenant(caller.ticket.tenant)])
 
 
 @router.get("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
@@ -63,7 +72,7 @@ async def status(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobInfo:
 async def results(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> StreamingResponse:
     """One result per input line, in input order, as JSONL. 409 until the job ends."""
     job = await found(jobs, job_id, caller)
-    if job.state not in ("done", "cancelled"):
+    if job.state not in (JobState.DONE, JobState.CANCELLED):
         raise Conflict(f"job {job_id} is {job.state} ({job.done}/{job.total} items scored)")
     stream: AsyncIterator[bytes] = jobs.results(job_id, job.total)
     return StreamingResponse(stream, media_type="application/x-ndjson")
@@ -75,7 +84,7 @@ async def cancel(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobInfo:
     finished or cancelled job: delete its items and results now, rather than at expiry
     (it no longer counts against the key's job quota; later reads are 404)."""
     job = await found(jobs, job_id, caller)
-    if job.state in ("done", "cancelled"):
+    if job.state.finished:
         await jobs.delete(job_id)
         return describe(job)
     await jobs.cancel(job_id)
@@ -102,4 +111,30 @@ def describe(job: JobStatus) -> JobInfo:
         counts=job.counts,
         created=job.created,
         finished=job.finished,
+        reason=job.reason,
     )
+
+
+JSONL_TYPES = frozenset(
+    {
+        "application/x-ndjson",
+        "application/jsonl",
+        "application/x-jsonlines",
+        "application/json-lines",
+        "application/octet-stream",
+        "text/plain",
+    }
+)
+
+
+def require_jsonl(content_type: str | None) -> None:
+    """415 for a body that is not a JSONL file as it is (no Content-Type is accepted)."""
+    if content_type is None:
+        return
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media not in JSONL_TYPES:
+        raise UnsupportedMediaType(
+            f"Content-Type {media}: POST /v1/jobs takes the JSONL file as the body, "
+            "Content-Type application/x-ndjson (curl: --data-binary @items.jsonl "
+            "-H 'Content-Type: application/x-ndjson'; -d and -F change the lines)"
+        )

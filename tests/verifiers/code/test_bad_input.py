@@ -117,4 +117,6 @@ def test_broken_sandbox_is_error_never_zero(tmp_path: Any) -> None:
     (result,) = verifier.score([Item(verifier="code", response=fenced("print(1)"), reference=ONE)])
     assert result.status == Status.ERROR
     assert result.reward is None
-    assert result.error is not None and result.error.code == "sandbox_error"
+    # bwrap missing is an operator's fix: error, never a 0, and not worth retrying
+    assert result.error is not None and result.error.code == "not_configured"
+    assert not result.error.retryable and "apt-get install bubblewrap" in result.error.message

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee.verifiers.code.extraction import extract_code
+from referee.sandbox import languages
+from referee.verifiers.code.extraction import extract_any, extract_code, tags_for
 
 CASES: list[tuple[str, str | None, str, str]] = [
     # (response, language, expected code, expected source)
@@ -29,3 +30,33 @@ def test_extract(response: str, language: str | None, code: str, source: str) ->
     found = extract_code(response, language)
     assert found.code == code
     assert found.source == source
+
+
+DETECTED: list[tuple[str, str, str | None, str]] = [
+    # (response, expected code, detected language, expected source)
+    ("```cpp\nint main(){}\n```", "int main(){}\n", "cpp", "fenced"),
+    ("```golang\npackage main\n```", "package main\n", "go", "fenced"),
+    ("```cpp\na\n```\n```text\noutput\n```", "a\n", "cpp", "fenced"),  # never the output
+    ("```rust\na\n```\n```py3\nb\n```", "b\n", "python3", "fenced"),  # the last one
+    ("```\nbare\n```", "bare\n", None, "fenced"),  # untagged: the caller's default
+    ("```text\nonly prose\n```", "", None, "none"),
+    ("print(1)", "print(1)", None, "whole_response"),
+]
+
+
+@pytest.mark.parametrize(("response", "code", "language", "source"), DETECTED)
+def test_extract_any_detects_the_fenced_language(
+    response: str, code: str, language: str | None, source: str
+) -> None:
+    found, detected = extract_any(response)
+    assert (found.code, detected, found.source) == (code, language, source)
+
+
+@pytest.mark.parametrize(
+    ("language", "tag"),
+    [("go", "golang"), ("cpp", "cxx"), ("bash", "shell"), ("javascript", "nodejs")],
+)
+def test_one_alias_table_for_params_and_fences(language: str, tag: str) -> None:
+    """A fence tag the extractor reads is a name the ``language`` param accepts."""
+    assert tag in tags_for(language)
+    assert languages.find(tag) is not None and languages.find(tag).name == language  # type: ignore[union-attr]

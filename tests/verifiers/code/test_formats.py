@@ -21,6 +21,7 @@ HUMANEVAL_STYLE = {
 }
 MBPP_STYLE = {"tests": ["assert square(2) == 4", "assert square(3) == 9", "assert square(0) == 0"]}
 CPP_SQUARE = '#include <iostream>\nint main(){long long x; std::cin>>x; std::cout<<x*x<<"\\n";}'
+GO_SQUARE = 'package main\nimport "fmt"\nfunc main(){var x int; fmt.Scan(&x); fmt.Println(x*x)}'
 CPP_TEST = {"test": "#include <cassert>\nint main(){ assert(square(3) == 9); return 0; }"}
 
 # (name, response, reference, params, expected reward)
@@ -114,6 +115,9 @@ CASES: list[tuple[str, str, Any, dict[str, Any], float]] = [
         {},
         0.0,
     ),
+    ("stdio cpp, language from the fence", fenced(CPP_SQUARE, "cpp"), SQUARE_STDIO, {}, 1.0),
+    ("stdio, golang alias", fenced(GO_SQUARE, "golang"), SQUARE_STDIO, {"language": "golang"}, 1.0),
+    ("function tests stay python", fenced(CPP_SQUARE, "cpp"), ADD_CALL, {}, 0.0),
     ("no code", "I don't know.", SQUARE_STDIO, {"language": "cpp"}, 0.0),
     ("compile error", fenced("int main( {", "cpp"), SQUARE_STDIO, {"language": "cpp"}, 0.0),
     ("syntax error", fenced("def (:"), SQUARE_STDIO, {}, 0.0),
@@ -153,7 +157,8 @@ def test_compile_error_is_ok_with_zero_and_the_message(score_many: ScoreMany) ->
 
 
 def test_no_code_says_so(score_many: ScoreMany) -> None:
-    (result,) = score_many([code_item("```java\nclass A{}\n```", SQUARE_STDIO)])
+    response = "```java\nclass A{}\n```"
+    (result,) = score_many([code_item(response, SQUARE_STDIO, language="python3")])
     assert result.reward == 0.0
     assert result.details["message"] == "no code found in the response"
 
