@@ -38,18 +38,22 @@ RUN set -eux; \
     rm -rf /var/lib/apt/lists/*; \
     groupadd --system --gid 10001 referee; \
     useradd --system --uid 10001 --gid 10001 --home-dir /home/referee --create-home \
-        --shell /usr/sbin/nologin referee
+        --shell /usr/sbin/nologin referee; \
+    install -d -o 10001 -g 10001 -m 700 /data
 COPY --from=build /opt/referee /opt/referee
 ENV PATH=/opt/referee/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     REFEREE_HOST=0.0.0.0 \
+    REFEREE_DATA_DIR=/data \
     XDG_CACHE_HOME=/tmp/.cache
 LABEL org.opencontainers.image.title="referee" \
       org.opencontainers.image.description="Self-hosted reward service for RL of language models" \
       org.opencontainers.image.licenses="Apache-2.0" \
       dev.referee.variant="${VARIANT}"
 USER 10001:10001
+# Embedded jobs (their catalog, uploads and results) live here: mount a volume.
+VOLUME ["/data"]
 WORKDIR /home/referee
 EXPOSE 8000
 # Liveness of the gateway; workers are checked through their Redis heartbeat instead

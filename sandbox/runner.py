@@ -59,6 +59,8 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings | None = None) -> None:
         self.settings = settings or SandboxSettings()
         self.backend: Backend = backends.create(self.settings)
+        if not self.backend.isolating:  # said once per sandbox that will run code on it
+            log.warning("sandbox backend %r does NOT isolate untrusted code", self.backend.name)
         self.identities = IdentityPool(self.settings.host_uid_base, self.settings.host_uid_span)
         self._fast: ForkServer | None = None
         self._lock = threading.Lock()

@@ -20,12 +20,14 @@ from referee.sandbox.settings import SandboxSettings
 from referee.service.banner import print_banner
 from referee.service.cli_errors import answered, say
 from referee.service.client import Client
+from referee.service.data_dir import check_data_dir
 from referee.service.distributed.consumer import run_worker
 from referee.service.execution.local import LocalScorer
 from referee.service.http.app import build_executor, check_start, create_app, log_problems
 from referee.service.http.connection import guarded_protocol
 from referee.service.jobs.file import Scorer, score_file
 from referee.service.jobs.jsonl import count_lines, read_results
+from referee.service.jobs.resume import ResumeMismatch, ResumePoint, find_resume_point
 from referee.service.logs import configure as configure_logging
 from referee.service.preflight import sandbox_problem
 from referee.service.settings import Settings
@@ -100,10 +102,15 @@ def score(
     job_threshold: Annotated[
         int, typer.Option(help="With --server, files of more items go as a batch job")
     ] = 20_000,
+    resume: Annotated[
+        bool, typer.Option(help="Continue after OUTPUT's last complete line (same input)")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace a non-empty OUTPUT")] = False,
 ) -> None:
     """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order."""
     with answered(console, server):
-        _score(source, output, server, api_key, batch_size, job_threshold)
+        start = _resume_point(source, output, resume, overwrite)
+        _score(source, output, server, api_key, batch_size, job_threshold, start)
 
 
 def _score(
@@ -113,18 +120,46 @@ def _score(
     api_key: str | None,
     batch_size: int,
     job_threshold: int,
+    start: ResumePoint,
 ) -> None:
     total = count_lines(source)
-    if server and total > job_threshold:
+    if server and total > job_threshold and not start.done:
         _score_as_job(source, output, server, api_key, total)
         return
     with ExitStack() as stack:
-        sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
+        sink: BinaryIO = sys.stdout.buffer
+        if output is not None:
+            sink = stack.enter_context(output.open("r+b" if start.done else "wb"))
+            sink.truncate(start.size)  # a torn last line is rewritten
+            sink.seek(start.size)
         scorer = stack.enter_context(_scorer(server, api_key))
         progress = stack.enter_context(_progress(total))
-        task = progress.add_task("scoring", total=total)
-        summary = score_file(source, sink, scorer, batch_size, lambda n: progress.advance(task, n))
+        task = progress.add_task("scoring", total=total, completed=start.done)
+        summary = score_file(
+            source,
+            sink,
+            scorer,
+            batch_size,
+            lambda n: progress.advance(task, n),
+            skip=start.done,
+            summary=start.summary,
+        )
     _print_summary(summary)
+
+
+def _resume_point(source: Path, output: Path | None, resume: bool, overwrite: bool) -> ResumePoint:
+    """Where to start: at the beginning, or (``--resume``) after OUTPUT's checked lines.
+    A non-empty OUTPUT is never replaced silently."""
+    if output is None or not output.exists() or output.stat().st_size == 0 or overwrite:
+        return ResumePoint()
+    if not resume:
+        say(console, f"{output} is not empty: pass --resume to continue it, or --overwrite")
+    try:
+        point = find_resume_point(source, output)
+    except ResumeMismatch as exc:
+        say(console, f"cannot resume: {exc} (nothing was written)")
+    console.print(f"resuming after {point.done} results already in {output}")
+    return point
 
 
 def _score_as_job(
@@ -172,7 +207,7 @@ def doctor(
     """Report which sandbox backends and languages work on this host; exit status 1 when
     the configured backend does not work or no language runs."""
 
-    checks = check_host(smoke=smoke)
+    checks = [check_data_dir(Settings().data_dir), *check_host(smoke=smoke)]
     table = Table("component", "ok", "detail")
     for check in checks:
         mark = "[green]yes[/]" if check.ok else "[red]no[/]" if check.required else "[yellow]no[/]"
@@ -180,7 +215,7 @@ def doctor(
     Console().print(table)
     reasons = failed(checks)
     for reason in reasons:
-        console.print(f"[red]the sandbox cannot score code here:[/] {escape(reason)}")
+        console.print(f"[red]cannot work here:[/] {escape(reason)}", soft_wrap=True)
     if reasons:
         raise typer.Exit(1)
 

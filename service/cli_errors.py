@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 import httpx
 import typer
@@ -40,7 +41,7 @@ def answered(console: Console, server: str | None) -> Iterator[None]:
         say(console, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
 
 
-def say(console: Console, message: str) -> None:
+def say(console: Console, message: str) -> NoReturn:
     """Print ``message`` as the one line of a failed command and exit with status 1."""
     console.print(f"[red]referee:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(1)

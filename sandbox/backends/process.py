@@ -34,7 +34,6 @@ class ProcessBackend:
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings
-        log.warning("sandbox backend 'process' does NOT isolate untrusted code")
 
     def problem(self) -> str | None:
         """None when util-linux ``prlimit`` is present."""

@@ -20,13 +20,16 @@ def score_file(
     scorer: Scorer,
     batch_size: int = 512,
     on_progress: Callable[[int], None] | None = None,
+    skip: int = 0,
+    summary: Summary | None = None,
 ) -> Summary:
     """Score every line of ``source`` with ``scorer``; one result line per input line.
 
-    Lines that are not valid items become ``invalid`` results in their place.
+    Lines that are not valid items become ``invalid`` results in their place. ``skip``:
+    the first entries already have results (a resumed run); ``summary`` counts them.
     """
-    summary = Summary()
-    for batch in _batches(read_items(source), batch_size):
+    summary = summary or Summary()
+    for batch in _batches(islice(read_items(source), skip, None), batch_size):
         items = [entry for entry in batch if isinstance(entry, Item)]
         scored = iter(scorer(items)) if items else iter(())
         for entry in batch:

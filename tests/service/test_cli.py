@@ -139,11 +139,22 @@ def test_an_unwritable_output_is_one_line(items_file: Path, tmp_path: Path) -> N
     assert "No such file or directory" in line and str(target) in line
 
 
-def test_doctor_exit_status_and_literal_brackets() -> None:
-    done = referee("doctor", "--no-smoke")
+def test_doctor_exit_status_and_literal_brackets(tmp_path: Path) -> None:
+    wide = {"COLUMNS": "300"}  # rich wraps table cells to the terminal's width
+    done = referee("doctor", "--no-smoke", env={"REFEREE_DATA_DIR": str(tmp_path / "data"), **wide})
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{tmp_path / 'data'}: writable" in done.stdout
     bad = "/nonexistent/[x]/bwrap"
-    done = referee("doctor", "--no-smoke", env={"REFEREE_SANDBOX_BWRAP_PATH": bad})
+    done = referee("doctor", "--no-smoke", env={"REFEREE_SANDBOX_BWRAP_PATH": bad, **wide})
     assert done.returncode == 1
-    assert bad in done.stdout.replace("\n", "")  # rich markup would eat "[x]"
-    assert "the sandbox cannot score code here" in done.stderr
+    assert bad in done.stdout  # rich markup would eat "[x]"
+    assert "cannot work here: backend bwrap (configured)" in done.stderr
+    assert "does NOT isolate" not in done.stderr  # process is only listed, not configured
+
+
+def test_doctor_fails_on_a_data_directory_it_cannot_write(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    done = referee("doctor", "--no-smoke", env={"REFEREE_DATA_DIR": str(blocker / "data")})
+    assert done.returncode == 1
+    assert "data directory" in done.stderr and "not writable" in done.stderr

@@ -1,0 +1,108 @@
+"""``referee score --resume``: a run killed at any point continues after the last
+complete line of OUT, and ends identical to an uninterrupted run; a non-empty OUT is
+never replaced silently; an OUT from another input is refused with nothing written."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.conftest import REPO
+
+
+def referee(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee.service", *args],
+        cwd=REPO,
+        env={**os.environ, "REFEREE_CPU_WORKERS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def write_items(path: Path, n: int, prefix: str = "i") -> Path:
+    rows = [
+        orjson.dumps(
+            {"id": f"{prefix}{i}", "verifier": "string", "response": str(i % 3), "reference": "1"}
+        )
+        for i in range(n)
+    ]
+    rows.insert(2, b"{broken")
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    return path
+
+
+def comparable(path: Path) -> list[tuple[Any, ...]]:
+    rows = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    return [(r["id"], r["status"], r["reward"]) for r in rows]
+
+
+def test_resume_after_a_torn_line_matches_an_uninterrupted_run(tmp_path: Path) -> None:
+    items = write_items(tmp_path / "items.jsonl", 40)
+    whole, partial = tmp_path / "whole.jsonl", tmp_path / "partial.jsonl"
+    assert referee("score", str(items), "-o", str(whole)).returncode == 0
+    lines = whole.read_bytes().splitlines(keepends=True)
+    partial.write_bytes(b"".join(lines[:7]) + lines[7][:20])  # killed mid-line
+    refused = referee("score", str(items), "-o", str(partial))
+    assert (
+        refused.returncode == 1 and "--resume" in refused.stderr and "--overwrite" in refused.stderr
+    )
+    resumed = referee("score", str(items), "-o", str(partial), "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming after 7 results" in resumed.stderr
+    assert comparable(partial) == comparable(whole)
+    assert "41 items" in resumed.stderr  # the summary counts the earlier lines too
+
+
+def test_an_output_of_another_input_is_refused_untouched(tmp_path: Path) -> None:
+    items = write_items(tmp_path / "items.jsonl", 10)
+    other = write_items(tmp_path / "other.jsonl", 10, prefix="x")
+    out = tmp_path / "out.jsonl"
+    assert referee("score", str(other), "-o", str(out)).returncode == 0
+    before = out.read_bytes()
+    done = referee("score", str(items), "-o", str(out), "--resume")
+    assert done.returncode == 1
+    assert (
+        "cannot resume" in done.stderr and "'x0'" in done.stderr and "Traceback" not in done.stderr
+    )
+    assert out.read_bytes() == before
+    assert referee("score", str(items), "-o", str(out), "--overwrite").returncode == 0
+    assert comparable(out)[0][0] == "i0"
+
+
+def test_killed_twice_the_run_still_has_every_line_once(tmp_path: Path) -> None:
+    items = write_items(tmp_path / "items.jsonl", 30_000)
+    whole, out = tmp_path / "whole.jsonl", tmp_path / "out.jsonl"
+    assert referee("score", str(items), "-o", str(whole)).returncode == 0
+    command = [sys.executable, "-m", "referee.service", "score", str(items), "-o", str(out)]
+    for _ in range(2):
+        extra = ["--resume"] if out.exists() else []
+        start = out.stat().st_size if out.exists() else 0
+        proc = subprocess.Popen(
+            [*command, *extra],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "REFEREE_CPU_WORKERS": "1"},
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        while (
+            not out.exists() or out.stat().st_size <= start + 4096
+        ) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert out.stat().st_size < whole.stat().st_size, "finished before it was killed"
+    done = referee("score", str(items), "-o", str(out), "--resume")
+    assert done.returncode == 0, done.stderr
+    assert comparable(out) == comparable(whole)
