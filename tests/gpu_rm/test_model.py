@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from referee.gpu_rm.encoding import Encoded, Rejected  # noqa: E402
-from referee.gpu_rm.errors import ModelUnavailable  # noqa: E402
+from referee.gpu_rm.errors import ModelMisconfigured, ModelUnavailable  # noqa: E402
 from referee.gpu_rm.model import RewardModel  # noqa: E402
 from referee.gpu_rm.packing import TokenSequence, pack  # noqa: E402
 from referee.gpu_rm.settings import ModelSpec  # noqa: E402
@@ -157,9 +157,10 @@ def test_unknown_words_are_counted(model_dirs: dict[str, Path]) -> None:
     assert enc.details["unknown_tokens"] == 1
 
 
-def test_missing_directory_is_unavailable_with_reason(tmp_path: Path) -> None:
-    with pytest.raises(ModelUnavailable, match="failed to load"):
+def test_missing_directory_is_misconfigured_with_reason(tmp_path: Path) -> None:
+    with pytest.raises(ModelMisconfigured, match="is not a directory") as raised:
         load(tmp_path / "nope")
+    assert raised.value.code == "not_configured"
 
 
 def test_a_kernel_that_fails_to_compile_fails_the_load_not_the_items(

@@ -55,8 +55,8 @@ async def test_broken_settings_are_errors_not_crashes(monkeypatch: pytest.Monkey
     monkeypatch.setenv("REFEREE_JUDGE_PROFILES", '{"local": {"model": "m"}}')  # no base_url
     [result] = await JudgeVerifier().ascore([item()])
     assert result.status == Status.ERROR
-    assert result.error is not None and result.error.code == "judge_config"
-    assert "base_url" in result.error.message
+    assert result.error is not None and result.error.code == "not_configured"
+    assert "base_url" in result.error.message and not result.error.retryable
 
 
 async def test_usage_is_exported_as_metrics(endpoint: JudgeEndpoint) -> None:
