@@ -5,9 +5,12 @@ Protocol over the pipe: the worker first sends `READY` once it has booted; then
 - worker -> parent: ``(indices, results)`` for a prefix of what remains, flushed every
   few milliseconds so the parent sees progress without one message per item.
 
-Before each item the worker writes the item's start time and then its index into a
-shared array; after it, the index goes back to -1. The parent reads that array to know
-which item is running and for how long, so it can kill exactly the one that hangs.
+Items are scored run by run (`runs`): one item at a time for item verifiers, consecutive
+items of a batch verifier together, so a verifier that gains from batching gets a
+batch. Before each run the worker writes the run's start time, its length, then its
+first position in the message into a shared array; after it, the position goes back to
+-1. The parent reads that array to know which items are running and for how long, and
+kills exactly the run that is over its time (a run of n items gets n item timeouts).
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from multiprocessing.sharedctypes import SynchronizedArray
 from typing import Any
 
 from referee.service.execution.pipe_codec import pack_results, unpack_items
+from referee.verifiers.base import ItemVerifier
 from referee.verifiers.batch import score_items
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.code.runtime import sweep_leftovers
+from referee.verifiers.registry import Registry, UnknownVerifier
 from referee.verifiers.types import Item, Result
 
 FLUSH_S = 0.002
@@ -49,25 +54,51 @@ def serve(conn: Connection, progress: SynchronizedArray[Any], memory_mb: int) ->
 def _score(
     conn: Connection,
     progress: SynchronizedArray[Any],
-    registry: Any,
+    registry: Registry,
     indices: list[int],
     items: list[Item],
 ) -> None:
+    """Score ``items`` run by run (`runs`), flushing results every `FLUSH_S`. Before a
+    run: its start time, its length, then its first position (a reader that sees the
+    position sees the rest); after it, the position goes back to `IDLE`."""
     done_idx: list[int] = []
     done: list[Result] = []
     last_flush = time.monotonic()
-    for position, (index, item) in enumerate(zip(indices, items, strict=True)):
-        # Start time first, then index: a reader that sees the new index sees its time.
-        progress[1] = time.monotonic()
-        progress[0] = float(index)
-        result = score_items([item], registry)[0]
+    for start, stop in runs(items, registry):
+        progress[2] = time.monotonic()
+        progress[1] = float(stop - start)
+        progress[0] = float(start)
+        results = score_items(items[start:stop], registry)
         progress[0] = IDLE
-        done_idx.append(index)
-        done.append(result)
+        done_idx += indices[start:stop]
+        done += results
         now = time.monotonic()
-        if now - last_flush >= FLUSH_S or position == len(items) - 1:
+        if now - last_flush >= FLUSH_S or stop == len(items):
             conn.send((done_idx, pack_results(done)))
             done_idx, done, last_flush = [], [], now
+
+
+def runs(items: list[Item], registry: Registry) -> list[tuple[int, int]]:
+    """``[start, stop)`` spans of ``items`` to score in one call each: consecutive items of
+    one batch verifier (any verifier that scores a batch itself, not item by item) go
+    together, every other item alone, so the parent can time, and kill, each item."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while start < len(items):
+        stop = start + 1
+        if _batches(items[start].verifier, registry):
+            while stop < len(items) and items[stop].verifier == items[start].verifier:
+                stop += 1
+        spans.append((start, stop))
+        start = stop
+    return spans
+
+
+def _batches(ref: str, registry: Registry) -> bool:
+    try:
+        return not isinstance(registry.get(ref), ItemVerifier)
+    except UnknownVerifier:
+        return False
 
 
 def _limit_memory(memory_mb: int) -> None:

@@ -197,7 +197,9 @@ class _Slot:
         self.index = index
         self.process: BaseProcess | None = None
         self.conn: Connection | None = None
-        self.progress: Any = pool._ctx.Array("d", [pool_worker.IDLE, 0.0], lock=False)
+        self.progress: Any = pool._ctx.Array("d", [pool_worker.IDLE, 0.0, 0.0], lock=False)
+        self.sent: list[int] = []
+        """Task indices of the message the worker is on, by position (see `_running`)."""
         self.thread = threading.Thread(
             target=self._loop, name=f"pool-{pool.name}-{index}", daemon=True
         )
@@ -272,7 +274,7 @@ class _Slot:
                 self.spawn()
             assert self.conn is not None
             self.progress[0] = pool_worker.IDLE
-            batch = pending[:SUB_BATCH]
+            batch = self.sent = pending[:SUB_BATCH]
             self.conn.send((batch, pack_items([task.items[i] for i in batch])))
             self._collect(task, batch)
         if not task.pending() and not task.future.done():
@@ -306,32 +308,40 @@ class _Slot:
         if task.cancelled or now >= task.deadline or self.pool._fair.must_yield(self.index):
             self.kill()
             return True
-        index, started = int(self.progress[0]), self.progress[1]
-        if index >= 0 and now - started > task.item_timeout:
+        running, started = self._running(), self.progress[2]
+        if running and now - started > task.item_timeout * len(running):
             self.kill()
-            task.fail(
-                index,
-                Status.TIMEOUT,
-                "item_timeout",
-                f"scoring took longer than {task.item_timeout:g} s; the worker was killed",
-            )
+            limit = task.item_timeout * len(running)
+            for index in running:
+                task.fail(
+                    index,
+                    Status.TIMEOUT,
+                    "item_timeout",
+                    f"scoring took longer than {limit:g} s; the worker was killed",
+                )
             return True
         if self.process is not None and not self.process.is_alive():
             self._on_death(task)
             return True
         return False
 
+    def _running(self) -> list[int]:
+        """Task indices of the run the worker is scoring now (empty between runs)."""
+        position = int(self.progress[0])
+        if position < 0:
+            return []
+        return self.sent[position : position + int(self.progress[1])]
+
     def _on_death(self, task: _Task) -> None:
-        index = int(self.progress[0])
+        running = self._running()
         code = None
         if self.process is not None:
             self.process.join(timeout=1)
             code = self.process.exitcode
         log.warning("pool %s: worker died (exit code %s)", self.pool.name, code)
-        if index < 0:
-            # Died between items: nothing to blame, but fail one so a poison pill cannot loop.
-            index = task.pending()[0]
-        task.fail(index, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
+        # Died between runs: nothing to blame, but fail one so a poison pill cannot loop.
+        for index in running or task.pending()[:1]:
+            task.fail(index, Status.ERROR, "worker_died", f"the worker died (exit code {code})")
         self.kill()
 
 

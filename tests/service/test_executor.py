@@ -57,6 +57,29 @@ def test_many_hangs_in_one_request_are_each_timed_out(client: TestClient) -> Non
     assert [r["status"] for r in results] == expected
 
 
+def test_a_batch_verifier_gets_its_items_as_one_batch(client: TestClient) -> None:
+    """A request's items are split across the pool's two workers (parallelism first);
+    within a worker's share, consecutive items of a verifier that scores batches itself
+    reach it together, and an item verifier between them splits the run."""
+    items = [item("batchsize")] * 6
+    results = score(client, items)
+    assert [r["details"]["batch"] for r in results] == [3] * 6
+    assert len({r["details"]["pid"] for r in results[:3]}) == 1
+    mixed = [item("batchsize")] * 3 + [item("string")] + [item("batchsize")] * 4
+    results = score(client, mixed)  # shares of 4: [b b b s] and [b b b b]
+    assert [r["details"].get("batch") for r in results] == [3, 3, 3, None, 4, 4, 4, 4]
+
+
+def test_a_hanging_batch_times_out_as_a_whole_after_its_items_time(client: TestClient) -> None:
+    items = [item("hang", id=f"h{i}") for i in range(4)]  # two workers: two batches of two
+    start = time.monotonic()
+    results = score(client, items, item_timeout_s=0.3)
+    elapsed = time.monotonic() - start
+    assert [r["status"] for r in results] == ["timeout"] * 4
+    assert "longer than 0.6 s" in results[1]["error"]["message"]  # two items, two timeouts
+    assert elapsed < 0.6 + SLACK_S + 0.5
+
+
 def test_crashing_worker_is_error_never_zero(client: TestClient) -> None:
     results = score(client, [item("string"), item("crash"), item("string")])
     assert [r["status"] for r in results] == ["ok", "error", "ok"]
@@ -77,7 +100,9 @@ def test_verifier_bugs_are_error(client: TestClient, verifier: str, message: str
 
 
 def test_request_deadline_marks_unfinished_items_timeout(client: TestClient) -> None:
-    items = [item("slow", params={"seconds": 0.4}) for _ in range(6)]
+    # string items between the slow ones: each slow item is a run of its own (`runs`)
+    slow = item("slow", params={"seconds": 0.4})
+    items = [slow if i % 2 == 0 else item("string") for i in range(12)]
     start = time.monotonic()
     results = score(client, items, deadline_s=0.6)
     elapsed = time.monotonic() - start
@@ -123,11 +148,12 @@ def test_worker_memory_is_limited(pool: ProcessPool) -> None:
     async def scenario() -> list[Result]:
         items = [
             Item(verifier="hog", response="x", params={"seconds": 4.0}),
+            Item(verifier="string", response="x", reference="x"),  # two runs, not one batch
             Item(verifier="hog", response="x", params={"seconds": 0.25}),
         ]
         return await pool.run(items, 10.0, time.monotonic() + 20)
 
-    too_big, fits = asyncio.run(scenario())
+    too_big, _, fits = asyncio.run(scenario())
     assert too_big.status == Status.ERROR and "MemoryError" in too_big.error.message
     assert fits.status == Status.OK
 

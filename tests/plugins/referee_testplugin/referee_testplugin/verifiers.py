@@ -106,6 +106,21 @@ class ObservedVerifier:
         return bool(OBSERVED["saturated"])
 
 
+class BatchSize:
+    """``batchsize`` (pool cpu): a batch verifier that says how many items each call got
+    (``details.batch``) and in which process (``details.pid``)."""
+
+    name = "batchsize"
+    version = 1
+    pool = Pool.CPU
+    Params: Any = SlowParams
+    description = "Test plugin: reports the size of the batch it was handed."
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        details = {"batch": len(items), "pid": os.getpid()}
+        return [Result(status=Status.OK, reward=1.0, details=details) for _ in items]
+
+
 def misbehaving_verifiers() -> list[Any]:
     names = ("hang", "spin", "crash", "raises", "short", "slow", "hog")
-    return [*(_Misbehaving(n) for n in names), AsyncSleeper(), ObservedVerifier()]
+    return [*(_Misbehaving(n) for n in names), AsyncSleeper(), ObservedVerifier(), BatchSize()]
