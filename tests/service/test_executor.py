@@ -222,22 +222,22 @@ def test_queued_chunks_answer_at_their_own_deadline(pool: ProcessPool) -> None:
 def test_a_pool_that_cannot_start_leaves_no_workers_and_answers_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from referee.service.execution import process_pool
+    from referee.service.execution import process_pool, worker_slot
     from referee.service.execution.executor import EmbeddedExecutor
     from referee.verifiers import Pool
     from referee.verifiers.builtin import default_registry
     from tests.service.conftest import small_settings
 
-    real_spawn = process_pool._Slot.spawn
-    started: list[process_pool._Slot] = []
+    real_spawn = worker_slot.WorkerSlot.spawn
+    started: list[worker_slot.WorkerSlot] = []
 
-    def spawn_then_fail(slot: process_pool._Slot) -> None:
+    def spawn_then_fail(slot: worker_slot.WorkerSlot) -> None:
         if started:
             raise process_pool.WorkerStartError("a sandbox worker process failed to start")
         real_spawn(slot)
         started.append(slot)
 
-    monkeypatch.setattr(process_pool._Slot, "spawn", spawn_then_fail)
+    monkeypatch.setattr(worker_slot.WorkerSlot, "spawn", spawn_then_fail)
     executor = EmbeddedExecutor(small_settings(sandbox_workers=2), default_registry())
     items = [Item(id="a", verifier="python_grader", response="x", reference={"source": "x"})]
     results = asyncio.run(executor.run(Pool.SANDBOX, items, 5.0, time.monotonic() + 10))

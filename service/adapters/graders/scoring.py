@@ -1,240 +1,26 @@
-"""OpenAI-style graders on referee's verifiers: parse, template, plan, combine.
-
-A grader JSON (``string_check``, ``text_similarity``, ``python``, ``score_model``,
-``multi``) becomes one referee item per leaf grader; the leaves are scored together
-through the dispatcher and a ``multi`` grader's ``calculate_output`` is evaluated by the
-safe formula parser. Templates ``{{sample.output_text}}``, ``{{sample.output_json.x}}``
-and ``{{item.a.b}}`` are filled from the request. A failure sets the matching flag in
-``metadata.errors`` and the reward is null: a broken grader is never a reward of 0.
-
-A ``score_model`` grader is a ``judge`` item in ``messages`` mode: its rendered ``input``
-is sent as it is to the judge profile that ``model`` selects (see
-`verifiers.judge.profiles.profile_for_model`), and its reward is the number the judge
-answers, within ``range`` and not normalised, as OpenAI returns it.
-"""
+"""Graders as referee items: one item per leaf grader, and the results combined back
+into the grader's answer (``multi``'s formula, error flags, token usage)."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
+from referee.service.adapters.graders.schemas import (
+    SIMILARITY,
+    Grader,
+    GraderRunResponse,
+    Multi,
+    ScoreModel,
+    StringCheck,
+    TextSimilarity,
+)
+from referee.service.adapters.graders.templates import Expansion, render
 from referee.verifiers.python_grader import sample_of
-from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.rules.formula import FormulaError, evaluate, parse
 from referee.verifiers.types import Item, Result, Status
 
-_TEMPLATE = re.compile(r"\{\{\s*(sample|item)((?:\.[A-Za-z0-9_]+)+)\s*\}\}")
-_SIMILARITY = {"fuzzy_match": "fuzzy", "bleu": "bleu", "rouge_l": "rouge_l"}
 _STRING_OPS = {"eq": "eq", "ne": "ne", "like": "contains", "ilike": "icontains"}
-
-
-class _Grader(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = ""
-
-
-class StringCheck(_Grader):
-    type: Literal["string_check"]
-    input: str
-    reference: str
-    operation: Literal["eq", "ne", "like", "ilike"]
-
-
-class TextSimilarity(_Grader):
-    type: Literal["text_similarity"]
-    input: str
-    reference: str
-    evaluation_metric: str
-    pass_threshold: float | None = Field(default=None, ge=0, le=1)
-
-    @field_validator("evaluation_metric")
-    @classmethod
-    def _supported(cls, metric: str) -> str:
-        if metric not in _SIMILARITY:
-            raise ValueError(f"unsupported here; use one of {', '.join(_SIMILARITY)}")
-        return metric
-
-
-class PythonGrader(_Grader):
-    type: Literal["python"]
-    source: str = Field(min_length=1)
-    image_tag: str | None = None
-
-
-class TextPart(BaseModel):
-    """A text content part of a model grader message. Images and audio are refused: the
-    judge profiles are text chat endpoints."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: Literal["input_text", "output_text"]
-    text: str
-
-
-class ModelInput(BaseModel):
-    """One message of a ``score_model`` grader's ``input``; its text may hold templates."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    role: Literal["system", "developer", "user", "assistant"]
-    content: str | Annotated[list[TextPart], Field(min_length=1)]
-    type: Literal["message"] | None = None
-
-    def text(self) -> str:
-        """The content as one string; parts are joined by newlines, as chat templates do."""
-        if isinstance(self.content, str):
-            return self.content
-        return "\n".join(part.text for part in self.content)
-
-
-class SamplingParams(BaseModel):
-    """A model grader's sampling. ``max_completions_tokens`` becomes the request's
-    ``max_tokens``; ``reasoning_effort`` is accepted but not sent (chat endpoints that serve
-    no reasoning model reject it; put it in the profile's ``extra_body`` where wanted)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    seed: int | None = None
-    max_completions_tokens: int | None = Field(default=None, ge=1, le=131_072)
-    reasoning_effort: str | None = None
-
-    def judge_sampling(self) -> dict[str, float | int]:
-        """The judge's ``params.sampling`` for these settings."""
-        wanted = {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "seed": self.seed,
-            "max_tokens": self.max_completions_tokens,
-        }
-        return {name: value for name, value in wanted.items() if value is not None}
-
-
-class ScoreModel(_Grader):
-    """OpenAI's ``score_model`` grader. ``pass_threshold`` is accepted and checked to lie
-    in ``range`` but does not change the reward (OpenAI reports the raw score too)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    type: Literal["score_model"]
-    model: str = Field(min_length=1, max_length=256)
-    input: list[ModelInput] = Field(min_length=1, max_length=64)
-    range: tuple[float, float] = (0.0, 1.0)
-    pass_threshold: float | None = None
-    sampling_params: SamplingParams | None = None
-
-    @field_validator("range")
-    @classmethod
-    def _ordered(cls, bounds: tuple[float, float]) -> tuple[float, float]:
-        if bounds[0] >= bounds[1]:
-            raise ValueError("range[0] must be below range[1]")
-        return bounds
-
-    @model_validator(mode="after")
-    def _threshold_in_range(self) -> ScoreModel:
-        low, high = self.range
-        if self.pass_threshold is not None and not low <= self.pass_threshold <= high:
-            message = f"must lie within range [{low:g}, {high:g}]"
-            raise field_error("ScoreModel", "pass_threshold", message, self.pass_threshold)
-        return self
-
-
-class Multi(_Grader):
-    type: Literal["multi"]
-    graders: dict[str, Grader] = Field(min_length=1)
-    calculate_output: str
-
-    @model_validator(mode="after")
-    def _formula_names_graders(self) -> Multi:
-        try:
-            names = parse(self.calculate_output).names()
-        except FormulaError as exc:
-            raise ValueError(f"calculate_output: {exc}") from None
-        unknown = sorted(set(names) - set(self.graders))
-        if unknown:
-            raise ValueError(f"calculate_output: unknown graders {', '.join(unknown)}")
-        return self
-
-
-Grader = Annotated[
-    StringCheck | TextSimilarity | PythonGrader | ScoreModel | Multi, Field(discriminator="type")
-]
-Multi.model_rebuild()
-
-
-class GraderRequest(BaseModel):
-    """``POST /v1/graders/validate``."""
-
-    grader: Grader
-
-
-class GraderRunRequest(BaseModel):
-    """``POST /v1/graders/run``: the grader, the model's sample, and the dataset item."""
-
-    grader: Grader
-    model_sample: str
-    item: dict[str, Any] = Field(default_factory=dict)
-
-
-class GraderRunResponse(BaseModel):
-    reward: float | None
-    sub_rewards: dict[str, float | None]
-    metadata: dict[str, Any]
-    model_grader_token_usage_per_model: dict[str, Any] = Field(default_factory=dict)
-
-
-class TemplateError(ValueError):
-    """A ``{{...}}`` variable the request does not provide."""
-
-
-class GraderTooLarge(ValueError):
-    """The grader would expand past the request's budget (leaves or rendered text)."""
-
-
-class Expansion:
-    """What one request's grader may expand to: ``leaves`` leaf graders in all, and
-    ``chars`` characters of rendered templates in all (a template repeating a large
-    ``{{item...}}`` value must not turn a small body into gigabytes)."""
-
-    def __init__(self, leaves: int, chars: int) -> None:
-        self.leaves = leaves
-        self.chars = chars
-
-    def take_leaf(self) -> None:
-        self.leaves -= 1
-        if self.leaves < 0:
-            raise GraderTooLarge("the grader has more leaf graders than one request may score")
-
-    def take_chars(self, count: int) -> None:
-        self.chars -= count
-        if self.chars < 0:
-            raise GraderTooLarge("the grader's templates expand to more text than allowed")
-
-
-def render(template: str, sample: dict[str, Any], item: dict[str, Any], budget: Expansion) -> str:
-    """Fill ``{{sample.x}}`` / ``{{item.x}}``; strings as they are, other values as JSON.
-    Every character rendered is taken from ``budget`` as it is produced."""
-    budget.take_chars(len(template))
-
-    def value(match: re.Match[str]) -> str:
-        found: Any = {"sample": sample, "item": item}[match.group(1)]
-        for key in match.group(2).strip(".").split("."):
-            if not isinstance(found, dict) or key not in found:
-                raise TemplateError(
-                    f"{{{{{match.group(1)}{match.group(2)}}}}} is not in the request"
-                )
-            found = found[key]
-        text = found if isinstance(found, str) else json.dumps(found)
-        budget.take_chars(len(text))
-        return text
-
-    return _TEMPLATE.sub(value, template)
 
 
 Leaf = tuple[str, Item]
@@ -269,7 +55,7 @@ def leaf_items(
             verifier="similarity",
             response=render(grader.input, sample, item, budget),
             reference=render(grader.reference, sample, item, budget),
-            params={"metric": _SIMILARITY[grader.evaluation_metric]},
+            params={"metric": SIMILARITY[grader.evaluation_metric]},
         )
     elif isinstance(grader, ScoreModel):
         made = _judge_item(grader, sample_text, sample, item, budget)

@@ -1,0 +1,170 @@
+"""The wire shapes of OpenAI-style graders: each grader type, the run request and its
+response (validated as OpenAI validates them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from referee.verifiers.rules.field_error import field_error
+from referee.verifiers.rules.formula import FormulaError, parse
+
+SIMILARITY = {"fuzzy_match": "fuzzy", "bleu": "bleu", "rouge_l": "rouge_l"}
+
+
+class _Grader(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+
+
+class StringCheck(_Grader):
+    type: Literal["string_check"]
+    input: str
+    reference: str
+    operation: Literal["eq", "ne", "like", "ilike"]
+
+
+class TextSimilarity(_Grader):
+    type: Literal["text_similarity"]
+    input: str
+    reference: str
+    evaluation_metric: str
+    pass_threshold: float | None = Field(default=None, ge=0, le=1)
+
+    @field_validator("evaluation_metric")
+    @classmethod
+    def _supported(cls, metric: str) -> str:
+        if metric not in SIMILARITY:
+            raise ValueError(f"unsupported here; use one of {', '.join(SIMILARITY)}")
+        return metric
+
+
+class PythonGrader(_Grader):
+    type: Literal["python"]
+    source: str = Field(min_length=1)
+    image_tag: str | None = None
+
+
+class TextPart(BaseModel):
+    """A text content part of a model grader message. Images and audio are refused: the
+    judge profiles are text chat endpoints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["input_text", "output_text"]
+    text: str
+
+
+class ModelInput(BaseModel):
+    """One message of a ``score_model`` grader's ``input``; its text may hold templates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["system", "developer", "user", "assistant"]
+    content: str | Annotated[list[TextPart], Field(min_length=1)]
+    type: Literal["message"] | None = None
+
+    def text(self) -> str:
+        """The content as one string; parts are joined by newlines, as chat templates do."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(part.text for part in self.content)
+
+
+class SamplingParams(BaseModel):
+    """A model grader's sampling. ``max_completions_tokens`` becomes the request's
+    ``max_tokens``; ``reasoning_effort`` is accepted but not sent (chat endpoints that serve
+    no reasoning model reject it; put it in the profile's ``extra_body`` where wanted)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = None
+    max_completions_tokens: int | None = Field(default=None, ge=1, le=131_072)
+    reasoning_effort: str | None = None
+
+    def judge_sampling(self) -> dict[str, float | int]:
+        """The judge's ``params.sampling`` for these settings."""
+        wanted = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "max_tokens": self.max_completions_tokens,
+        }
+        return {name: value for name, value in wanted.items() if value is not None}
+
+
+class ScoreModel(_Grader):
+    """OpenAI's ``score_model`` grader. ``pass_threshold`` is accepted and checked to lie
+    in ``range`` but does not change the reward (OpenAI reports the raw score too)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    type: Literal["score_model"]
+    model: str = Field(min_length=1, max_length=256)
+    input: list[ModelInput] = Field(min_length=1, max_length=64)
+    range: tuple[float, float] = (0.0, 1.0)
+    pass_threshold: float | None = None
+    sampling_params: SamplingParams | None = None
+
+    @field_validator("range")
+    @classmethod
+    def _ordered(cls, bounds: tuple[float, float]) -> tuple[float, float]:
+        if bounds[0] >= bounds[1]:
+            raise ValueError("range[0] must be below range[1]")
+        return bounds
+
+    @model_validator(mode="after")
+    def _threshold_in_range(self) -> ScoreModel:
+        low, high = self.range
+        if self.pass_threshold is not None and not low <= self.pass_threshold <= high:
+            message = f"must lie within range [{low:g}, {high:g}]"
+            raise field_error("ScoreModel", "pass_threshold", message, self.pass_threshold)
+        return self
+
+
+class Multi(_Grader):
+    type: Literal["multi"]
+    graders: dict[str, Grader] = Field(min_length=1)
+    calculate_output: str
+
+    @model_validator(mode="after")
+    def _formula_names_graders(self) -> Multi:
+        try:
+            names = parse(self.calculate_output).names()
+        except FormulaError as exc:
+            raise ValueError(f"calculate_output: {exc}") from None
+        unknown = sorted(set(names) - set(self.graders))
+        if unknown:
+            raise ValueError(f"calculate_output: unknown graders {', '.join(unknown)}")
+        return self
+
+
+Grader = Annotated[
+    StringCheck | TextSimilarity | PythonGrader | ScoreModel | Multi, Field(discriminator="type")
+]
+Multi.model_rebuild()
+
+
+class GraderRequest(BaseModel):
+    """``POST /v1/graders/validate``."""
+
+    grader: Grader
+
+
+class GraderRunRequest(BaseModel):
+    """``POST /v1/graders/run``: the grader, the model's sample, and the dataset item."""
+
+    grader: Grader
+    model_sample: str
+    item: dict[str, Any] = Field(default_factory=dict)
+
+
+class GraderRunResponse(BaseModel):
+    reward: float | None
+    sub_rewards: dict[str, float | None]
+    metadata: dict[str, Any]
+    model_grader_token_usage_per_model: dict[str, Any] = Field(default_factory=dict)
