@@ -1,4 +1,4 @@
-"""Turn what a backend saw (`Execution`) into a per-case `Outcome` status.
+"""Turn what a backend saw (`Execution`) into a per-case `CaseOutcome` status.
 
 Order matters: output over budget, then a kernel OOM kill, then the wall deadline, then
 CPU limit signals, then signals, then exit codes. When no cgroup reported an OOM kill, a
@@ -13,7 +13,7 @@ import re
 import signal
 
 from referee.sandbox.backends.base import Execution
-from referee.sandbox.types import CaseStatus, Limits, Outcome
+from referee.sandbox.types import CaseOutcome, CaseStatus, Limits
 
 _OOM_TEXT = re.compile(
     rb"MemoryError|std::bad_alloc|OutOfMemoryError|heap out of memory|"
@@ -50,10 +50,10 @@ def _near_memory_limit(ex: Execution, limits: Limits) -> bool:
     return _OOM_TEXT.search(ex.stderr[-4096:]) is not None
 
 
-def outcome(ex: Execution, limits: Limits) -> Outcome:
-    """Build the public `Outcome` of one case."""
+def outcome(ex: Execution, limits: Limits) -> CaseOutcome:
+    """Build the public `CaseOutcome` of one case."""
     status = case_status(ex, limits)
-    return Outcome(
+    return CaseOutcome(
         status=status,
         exit_code=ex.returncode if ex.returncode >= 0 else None,
         signal=-ex.returncode if ex.returncode < 0 else None,

@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from referee.sandbox import backends, languages, leftovers
-from referee.sandbox.backends.base import Backend, Channel, Job
+from referee.sandbox.backends.base import Backend, Channel, Command
 from referee.sandbox.classification import outcome
 from referee.sandbox.identity import IdentityPool
 from referee.sandbox.program_dir import ProgramDir
@@ -32,10 +32,10 @@ from referee.sandbox.pyfast.host import ForkServer
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.types import (
     Case,
+    CaseOutcome,
     CompileOutcome,
     CompileStatus,
     Limits,
-    Outcome,
     Program,
     RunReport,
     SandboxFailure,
@@ -209,7 +209,7 @@ class Sandbox:
         programs: tuple[Program, Program],
         case: Case,
         limits: Limits,
-    ) -> tuple[Outcome, Outcome]:
+    ) -> tuple[CaseOutcome, CaseOutcome]:
         to_program = os.pipe()
         to_peer = os.pipe()
         channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
@@ -246,7 +246,7 @@ class Sandbox:
             return CompileOutcome(status=CompileStatus.SKIPPED)
         argv = lang.argv(lang.compile, files, limits.compile_memory_mb) + program.build_flags
         ex = self.backend.execute(
-            Job(
+            Command(
                 argv=argv,
                 box=box.path(),
                 box_writable=True,
@@ -291,17 +291,17 @@ class Sandbox:
         program: Program,
         cases: Sequence[Case],
         limits: Limits,
-    ) -> list[Outcome]:
+    ) -> list[CaseOutcome]:
         fast = self._fast_path(lang, program)
         argv = lang.argv(lang.run, files, limits.memory_mb)
 
-        def full(case: Case) -> Outcome:
+        def full(case: Case) -> CaseOutcome:
             return outcome(
                 self.backend.execute(_case_job(lang, argv, box, binds, case, limits)),
                 limits,
             )
 
-        def one(case: Case) -> Outcome:
+        def one(case: Case) -> CaseOutcome:
             if fast is None or not fast.fits(limits):
                 return full(case)
             try:
@@ -405,7 +405,7 @@ def _linked_jobs(
     case: Case,
     limits: Limits,
     channels: tuple[Channel, Channel],
-) -> list[Job]:
+) -> list[Command]:
     """The program's job (no input) and the peer's (the case), each with its channel."""
     jobs = []
     inputs = (Case(), case)
@@ -428,9 +428,9 @@ def _case_job(
     binds: dict[str, Path],
     case: Case,
     limits: Limits,
-) -> Job:
+) -> Command:
     memory = limits.memory_mb + lang.overhead_mb
-    return Job(
+    return Command(
         argv=[*argv, *case.argv],
         box=box.path(),
         box_writable=False,
@@ -449,17 +449,3 @@ def _case_job(
         binds=binds,
         identity=box.owner,
     )
-
-
-_default: Sandbox | None = None
-_default_lock = threading.Lock()
-
-
-def run(program: Program, cases: Sequence[Case], limits: Limits | None = None) -> RunReport:
-    """`Sandbox.run` on a per-process default sandbox (settings read on first use)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Sandbox()
-        sandbox = _default
-    return sandbox.run(program, cases, limits)

@@ -1,5 +1,5 @@
 """The sandbox API types: what to run (`Program`, `Case`), under which `Limits`, and what
-happened (`Outcome` per case, `CompileOutcome`, and the `RunReport` that holds them).
+happened (`CaseOutcome` per case, `CompileOutcome`, and the `RunReport` that holds them).
 
 Two layers of status, on purpose:
 
@@ -7,7 +7,7 @@ Two layers of status, on purpose:
   infrastructure broke (bwrap missing, cgroup setup failed, a toolchain crashed in a way
   that is not the program's fault); nothing in the report says anything about the program,
   and a caller must treat it as retryable, never as a wrong answer.
-- `Outcome.status` (per case) and `CompileOutcome.status` say what the *program* did.
+- `CaseOutcome.status` (per case) and `CompileOutcome.status` say what the *program* did.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class Case(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)
 
 
-class Outcome(BaseModel):
+class CaseOutcome(BaseModel):
     """What one case did. ``stdout``/``stderr`` are decoded UTF-8 (invalid bytes replaced)
     and hold at most ``Limits.output_bytes`` together. ``exit_code`` is None when the
     process died by a signal (``signal`` then holds its number). ``memory_kb`` is the peak
@@ -126,8 +126,8 @@ class RunReport(BaseModel):
     backend: str = ""
     language: str = ""
     compile: CompileOutcome | None = None
-    cases: list[Outcome] = Field(default_factory=list)
-    peers: list[Outcome] = Field(default_factory=list)
+    cases: list[CaseOutcome] = Field(default_factory=list)
+    peers: list[CaseOutcome] = Field(default_factory=list)
     """For `Sandbox.run_linked`: what the peer did in each case (same order as ``cases``)."""
 
     @property

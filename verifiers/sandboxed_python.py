@@ -4,13 +4,13 @@ SQL), in the process's one sandbox, with the sandbox layer's failures mapped to
 
 from __future__ import annotations
 
-from referee.sandbox import Case, Limits, Outcome, Program
+from referee.sandbox import Case, CaseOutcome, Limits, Program
 from referee.verifiers.code.runtime import require_ok, shared_sandbox
 
 
 def run_python(
     source: str, stdin: str, timeout_s: float, memory_mb: int, files: dict[str, str] | None = None
-) -> Outcome:
+) -> CaseOutcome:
     """Run ``source`` as python3 with ``stdin``; the case's outcome (timeouts included).
 
     Raises `ItemError` when the sandbox itself failed.

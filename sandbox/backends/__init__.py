@@ -3,7 +3,7 @@ Linux), ``docker`` (the Docker SDK) and ``process`` (rlimits only: NOT isolating
 
 from __future__ import annotations
 
-from referee.sandbox.backends.base import Backend, Execution, Job
+from referee.sandbox.backends.base import Backend, Command, Execution
 from referee.sandbox.backends.bwrap import BwrapBackend
 from referee.sandbox.backends.docker import DockerBackend
 from referee.sandbox.backends.process import ProcessBackend
@@ -19,4 +19,4 @@ def create(settings: SandboxSettings) -> Backend:
     return ProcessBackend(settings)
 
 
-__all__ = ["Backend", "Execution", "Job", "create"]
+__all__ = ["Backend", "Command", "Execution", "create"]

@@ -1,6 +1,6 @@
-"""The backend contract: run one `Job` (a compile or one case) and say what happened.
+"""The backend contract: run one `Command` (a compile or one case) and say what happened.
 
-A job names paths *inside* the sandbox: ``{box}`` (the program's directory: writable while
+A command names paths *inside* the sandbox: ``{box}`` (the program's directory: writable while
 compiling, read-only while cases run) and ``{work}`` (a private, size-limited, writable
 working directory). Each backend maps those to what it really uses. A backend raises
 `sandbox.types.SandboxFailure` when the *infrastructure* fails; anything the program does
@@ -19,7 +19,7 @@ from referee.sandbox.languages import MemoryRlimit
 
 @dataclass(frozen=True)
 class Channel:
-    """Two host pipe ends a job's process gets, keeping their fd numbers: it reads from
+    """Two host pipe ends a command's process gets, keeping their fd numbers: it reads from
     ``read_fd`` and writes to ``write_fd`` (their numbers are in ``REFEREE_CHANNEL_IN`` /
     ``REFEREE_CHANNEL_OUT``). The backend owns them: it closes its copies once the child
     holds them (so the far end sees EOF when the child dies), and always by the end."""
@@ -37,7 +37,7 @@ class Channel:
 
 
 @dataclass(frozen=True)
-class Job:
+class Command:
     """One process to run. Limits are in the units their names say."""
 
     argv: list[str]
@@ -58,14 +58,14 @@ class Job:
     binds: dict[str, Path] = field(default_factory=dict)
     """Extra read-only host directories, sandbox path -> host path (e.g. a toolchain)."""
     channel: Channel | None = None
-    """A pipe pair to a peer job running at the same time (see `Channel`)."""
+    """A pipe pair to a peer command running at the same time (see `Channel`)."""
     identity: HostIdentity | None = None
-    """The host user to start the job as (`sandbox.identity`); None: the server's own."""
+    """The host user to start the command as (`sandbox.identity`); None: the server's own."""
 
 
 @dataclass
 class Execution:
-    """What happened to a job. ``returncode`` < 0 means killed by that signal number.
+    """What happened to a command. ``returncode`` < 0 means killed by that signal number.
     ``memory_kb`` is a peak; ``oom_killed`` is True only when the kernel said so."""
 
     returncode: int
@@ -92,7 +92,7 @@ class Backend(Protocol):
         """Why this backend cannot run on this host, or None when it can. May do I/O."""
         ...
 
-    def execute(self, job: Job) -> Execution:
+    def execute(self, job: Command) -> Execution:
         """Run ``job`` to completion or its limits. Raises SandboxFailure on infra errors."""
         ...
 

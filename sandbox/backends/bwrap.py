@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.sandbox import cgroups
-from referee.sandbox.backends.base import Execution, Job, base_env
+from referee.sandbox.backends.base import Command, Execution, base_env
 from referee.sandbox.identity import IdentityPool, as_user
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.supervision import Spawn, Watched, watch
@@ -150,7 +150,7 @@ class BwrapBackend:
             return f"bwrap cannot create namespaces: {done.stderr.decode(errors='replace')}"
         return None
 
-    def argv(self, job: Job, fds: dict[str, int], block_fd: int, info_fd: int) -> list[str]:
+    def argv(self, job: Command, fds: dict[str, int], block_fd: int, info_fd: int) -> list[str]:
         """The full bwrap command line for ``job``; ``fds`` maps work-dir file names to
         readable fds whose content bwrap copies in. The program starts under ``prlimit``
         with the job's limits (`_rlimit_flags`)."""
@@ -191,7 +191,7 @@ class BwrapBackend:
         args += [*_rlimit_flags(job), "--"]
         return args + [a.replace("{box}", BOX).replace("{work}", WORK) for a in job.argv]
 
-    def execute(self, job: Job) -> Execution:
+    def execute(self, job: Command) -> Execution:
         """Run one job; see the module docstring for what isolates it."""
         channel = job.channel.fds() if job.channel is not None else ()
         # fds this call owns; closing one twice could close another thread's fd.
@@ -234,7 +234,7 @@ class BwrapBackend:
                 group.close()
         return self._execution(watched, usage)
 
-    def _cgroup(self, job: Job) -> cgroups.CaseCgroup | None:
+    def _cgroup(self, job: Command) -> cgroups.CaseCgroup | None:
         support = cgroups.detect()
         if support is None:
             return None
@@ -249,7 +249,7 @@ class BwrapBackend:
     def _prepare(
         self,
         proc: subprocess.Popen[bytes],
-        job: Job,
+        job: Command,
         info_r: int,
         child_ends: tuple[int, ...],
         owned: set[int],
@@ -344,7 +344,7 @@ def _child_pid(info_r: int) -> int:
         raise SandboxFailure(f"bwrap failed before starting: {data[:200]!r}") from exc
 
 
-def _rlimit_flags(job: Job) -> list[str]:
+def _rlimit_flags(job: Command) -> list[str]:
     """util-linux ``prlimit`` flags for the program (inherited by everything it starts).
     The limits are set inside the sandbox, by the process that then execs the program:
     setting another user's limits from outside needs CAP_SYS_RESOURCE, which a root in a

@@ -22,7 +22,7 @@ import tarfile
 import time
 from typing import Any
 
-from referee.sandbox.backends.base import Execution, Job, base_env
+from referee.sandbox.backends.base import Command, Execution, base_env
 from referee.sandbox.output import CappedOutput
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.types import SandboxFailure
@@ -68,7 +68,7 @@ class DockerBackend:
             return f"image {self.settings.docker_image}: {exc}"
         return None
 
-    def execute(self, job: Job) -> Execution:
+    def execute(self, job: Command) -> Execution:
         """Run ``job`` in a fresh container; see the module docstring."""
         if job.channel is not None:
             for fd in job.channel.fds():
@@ -119,7 +119,7 @@ class DockerBackend:
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
 
-    def _spec(self, job: Job) -> dict[str, Any]:
+    def _spec(self, job: Command) -> dict[str, Any]:
         from docker.types import Ulimit  # type: ignore[import-untyped]  # noqa: PLC0415 - docker extra
 
         cpu = max(1, math.ceil(job.cpu_s))
@@ -160,7 +160,7 @@ def _tar(name: str, data: bytes) -> bytes:
     return buf.getvalue()
 
 
-def _pump(raw: socket.socket, job: Job, start: float) -> tuple[CappedOutput, bool]:
+def _pump(raw: socket.socket, job: Command, start: float) -> tuple[CappedOutput, bool]:
     """Send stdin, then read the multiplexed attach stream (8-byte frame headers) until
     EOF, the output cap, or the wall deadline. Returns (output, timed_out)."""
     output = CappedOutput(job.output_bytes)

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from referee.sandbox.backends.base import Execution, Job, base_env
+from referee.sandbox.backends.base import Command, Execution, base_env
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.supervision import Spawn, watch
 from referee.sandbox.types import SandboxFailure
@@ -39,7 +39,7 @@ class ProcessBackend:
         """None when util-linux ``prlimit`` is present."""
         return None if shutil.which("prlimit") else "util-linux prlimit not found"
 
-    def execute(self, job: Job) -> Execution:
+    def execute(self, job: Command) -> Execution:
         """Run ``job`` as a plain child process under rlimits."""
         prlimit = shutil.which("prlimit")
         if prlimit is None:
@@ -87,7 +87,7 @@ class ProcessBackend:
         )
 
     @staticmethod
-    def _path(arg: str, job: Job, work: str) -> str:
+    def _path(arg: str, job: Command, work: str) -> str:
         arg = arg.replace("{box}", str(job.box)).replace("{work}", work)
         for inside, host in job.binds.items():
             if arg.startswith(inside):
@@ -102,7 +102,7 @@ def _close(fds: set[int]) -> None:
     fds.clear()
 
 
-def _limit_flags(job: Job) -> list[str]:
+def _limit_flags(job: Command) -> list[str]:
     cpu = max(1, math.ceil(job.cpu_s))
     flags = [f"--cpu={cpu}:{cpu + 1}", f"--fsize={job.file_size_mb << 20}", "--core=0"]
     memory = job.memory_mb << 20

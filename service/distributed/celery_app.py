@@ -33,10 +33,9 @@ def make_celery(settings: Settings) -> Celery:
     if not settings.broker_url:
         raise ValueError("broker_url is required for the distributed executor")
     app = Celery("referee", broker=settings.broker_url, set_as_current=False)
-    # Time limits sit below the visibility timeout: a task still running is never
-    # redelivered to a second worker. (Celery enforces them in prefork workers; ours use
-    # threads and the engine enforces per-item and per-chunk deadlines itself.)
-    hard_limit = settings.task_time_limit_s
+    # No Celery time limits: they apply to prefork workers only, and ours use threads.
+    # The engine enforces per-item and per-chunk deadlines itself, below the visibility
+    # timeout (`Settings.task_time_limit_s`), so a running task is never redelivered.
     app.conf.update(
         task_queues=[
             *(Queue(pool.value, routing_key=pool.value) for pool in Pool),
@@ -50,8 +49,6 @@ def make_celery(settings: Settings) -> Celery:
         task_ignore_result=True,
         task_serializer="json",
         accept_content=["json"],
-        task_time_limit=hard_limit,
-        task_soft_time_limit=hard_limit * 0.9,
         worker_prefetch_multiplier=1,
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,

@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from referee.sandbox import (
     Case,
+    CaseOutcome,
     CaseStatus,
     CompileOutcome,
     CompileStatus,
     Limits,
-    Outcome,
     Program,
     SandboxStatus,
 )
@@ -93,7 +93,7 @@ class RunRequest(BaseModel):
         return Tolerance(self.abs_tol, self.rel_tol)
 
 
-class CaseResult(Outcome):
+class CaseResult(CaseOutcome):
     """A case's outcome plus, when ``expected`` was given and the run ended ``ok``,
     whether the output matched and the first difference."""
 
@@ -229,7 +229,7 @@ def _compile_result(outcome: CompileOutcome | None) -> CommandRunResult | None:
     )
 
 
-def _run_result(outcome: Outcome) -> CommandRunResult:
+def _run_result(outcome: CaseOutcome) -> CommandRunResult:
     code = outcome.exit_code if outcome.exit_code is not None else -(outcome.signal or 0)
     return CommandRunResult(
         status="TimeLimitExceeded" if outcome.status is CaseStatus.TIMEOUT else "Finished",

@@ -162,10 +162,6 @@ class JobStore:
         if tenant is not None:
             await self._redis.srem(tenant_key(_bytes(tenant).decode()), job_id)
 
-    async def lines(self, job_id: str, start: int, stop: int) -> list[bytes]:
-        _, items, _, _ = job_keys(job_id)
-        return [_bytes(v) for v in await self._redis.lrange(items, start, stop - 1)]
-
     async def status(self, job_id: str) -> JobStatus | None:
         meta, _, _, counts_key = job_keys(job_id)
         raw = {

@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from referee.sandbox import (
     Case,
+    CaseOutcome,
     CaseStatus,
-    Outcome,
     Program,
     Sandbox,
     SandboxSettings,
@@ -199,7 +199,7 @@ def test_a_spare_that_dies_holding_a_request_is_a_sandbox_failure(work_root: obj
             os.kill(pid, signal.SIGKILL)
         running.join()
         [case] = result
-        assert isinstance(case, Outcome)
+        assert isinstance(case, CaseOutcome)
         assert (case.status, case.stdout) == (CaseStatus.OK, "7\n"), case.stderr
         assert sb.fast_path_fallbacks == 1
 

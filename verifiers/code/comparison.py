@@ -38,17 +38,17 @@ class Tolerance:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Match:
     """``diff`` is a short description of the first difference (None when equal)."""
 
     passed: bool
     diff: str | None = None
 
 
-def compare(actual: str, expected: str, how: Comparator, tol: Tolerance) -> Verdict:
+def compare(actual: str, expected: str, how: Comparator, tol: Tolerance) -> Match:
     """Compare ``actual`` (untrusted program output) with ``expected`` using ``how``."""
     if how == "exact":
-        return Verdict(True) if actual == expected else _first_diff(actual, expected)
+        return Match(True) if actual == expected else _first_diff(actual, expected)
     if how == "numeric":
         return _compare_tokens(actual.split(), expected.split(), tol)
     got, want = normalise_lines(actual), normalise_lines(expected)
@@ -57,9 +57,9 @@ def compare(actual: str, expected: str, how: Comparator, tol: Tolerance) -> Verd
     if how == "unordered_lines":
         missing, extra = Counter(want) - Counter(got), Counter(got) - Counter(want)
         if not (missing or extra):
-            return Verdict(True)
+            return Match(True)
         line = next(iter(missing or extra))
-        return Verdict(False, f"{'missing' if missing else 'unexpected'} line {_clip(line)}")
+        return Match(False, f"{'missing' if missing else 'unexpected'} line {_clip(line)}")
     return _compare_lines(got, want)
 
 
@@ -93,25 +93,25 @@ def compare_values(actual: object, expected: object, tol: Tolerance) -> bool:
     return actual == expected
 
 
-def _compare_lines(got: list[str], want: list[str]) -> Verdict:
+def _compare_lines(got: list[str], want: list[str]) -> Match:
     for index, (g, w) in enumerate(zip(got, want, strict=False), start=1):
         if g != w:
-            return Verdict(False, f"line {index}: expected {_clip(w)}, got {_clip(g)}")
+            return Match(False, f"line {index}: expected {_clip(w)}, got {_clip(g)}")
     if len(got) != len(want):
         index = min(len(got), len(want)) + 1
         if len(got) < len(want):
-            return Verdict(False, f"line {index}: expected {_clip(want[index - 1])}, got EOF")
-        return Verdict(False, f"line {index}: expected EOF, got {_clip(got[index - 1])}")
-    return Verdict(True)
+            return Match(False, f"line {index}: expected {_clip(want[index - 1])}, got EOF")
+        return Match(False, f"line {index}: expected EOF, got {_clip(got[index - 1])}")
+    return Match(True)
 
 
-def _compare_tokens(got: list[str], want: list[str], tol: Tolerance) -> Verdict:
+def _compare_tokens(got: list[str], want: list[str], tol: Tolerance) -> Match:
     for index, (g, w) in enumerate(zip(got, want, strict=False), start=1):
         if not _tokens_match(g, w, tol):
-            return Verdict(False, f"token {index}: expected {_clip(w)}, got {_clip(g)}")
+            return Match(False, f"token {index}: expected {_clip(w)}, got {_clip(g)}")
     if len(got) != len(want):
-        return Verdict(False, f"expected {len(want)} tokens, got {len(got)}")
-    return Verdict(True)
+        return Match(False, f"expected {len(want)} tokens, got {len(got)}")
+    return Match(True)
 
 
 def _tokens_match(got: str, want: str, tol: Tolerance) -> bool:
@@ -124,11 +124,11 @@ def _tokens_match(got: str, want: str, tol: Tolerance) -> bool:
     return numbers_close(a, b, tol)
 
 
-def _first_diff(actual: str, expected: str) -> Verdict:
+def _first_diff(actual: str, expected: str) -> Match:
     got, want = actual.split("\n"), expected.split("\n")
     verdict = _compare_lines(got, want)
     if verdict.passed:  # same lines, so the difference is in line endings (\r)
-        return Verdict(False, "outputs differ in line endings or invisible characters")
+        return Match(False, "outputs differ in line endings or invisible characters")
     return verdict
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from referee.sandbox import Case, CaseStatus, Limits, Program, RunReport, SandboxStatus
-from referee.verifiers.code.comparison import Comparator, Tolerance, Verdict, compare
+from referee.verifiers.code.comparison import Comparator, Match, Tolerance, compare
 from referee.verifiers.code.runtime import shared_sandbox
 
 
@@ -25,7 +25,7 @@ class Execution:
     or the case did not end ``ok`` and so was not compared)."""
 
     report: RunReport
-    verdicts: list[Verdict | None]
+    verdicts: list[Match | None]
 
 
 def execute(
@@ -40,7 +40,7 @@ def execute(
     is compared with case i's stdout using ``how``."""
     tol = tolerance or Tolerance()
     report = shared_sandbox().run(program, cases, limits)
-    verdicts: list[Verdict | None] = [None] * len(cases)
+    verdicts: list[Match | None] = [None] * len(cases)
     if report.sandbox_status is SandboxStatus.OK:
         for index, (outcome, want) in enumerate(zip(report.cases, expected, strict=False)):
             if want is not None and outcome.status is CaseStatus.OK:
@@ -85,7 +85,7 @@ def decode_execution(data: dict[str, Any]) -> Execution:
     try:
         report = RunReport.model_validate(data["report"])
         verdicts = [
-            None if v is None else Verdict(bool(v["passed"]), v["diff"]) for v in data["verdicts"]
+            None if v is None else Match(bool(v["passed"]), v["diff"]) for v in data["verdicts"]
         ]
     except (KeyError, TypeError, ValidationError) as exc:
         raise ValueError(f"not an encoded execution: {exc}") from None

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee.sandbox import CaseStatus, Outcome
+from referee.sandbox import CaseOutcome, CaseStatus
 from referee.verifiers.base import ItemError, ItemInvalid
 from referee.verifiers.code.boundary import assembly
 from referee.verifiers.code.comparison import (
@@ -67,7 +67,11 @@ class Rules:
 
 
 def judge(
-    case: TestCase, outcome: Outcome, suite: Suite, rules: Rules, peer: Outcome | None = None
+    case: TestCase,
+    outcome: CaseOutcome,
+    suite: Suite,
+    rules: Rules,
+    peer: CaseOutcome | None = None,
 ) -> Verdict:
     """The verdict of one case run (before any checker); ``peer`` is the tester's run
     when the tests ran in a sandbox of their own."""
@@ -87,7 +91,7 @@ def judge(
     return Verdict("wrong_answer", 0.0, time_s, diff=verdict.diff)
 
 
-def judge_linked(program: Outcome, tester: Outcome) -> Verdict:
+def judge_linked(program: CaseOutcome, tester: CaseOutcome) -> Verdict:
     """A Python assert case whose tests ran in their own sandbox (`verifiers.code.boundary`).
     The tester's verdict decides; the program's own limits (timeout, memory, output)
     explain a failure first, and a tester that broke is the reference's or the sandbox's
@@ -113,7 +117,7 @@ def judge_linked(program: Outcome, tester: Outcome) -> Verdict:
     return Verdict(status, 0.0, time_s, diff=verdict.message, stderr=tail, flags=flags)
 
 
-def judge_in_process(outcome: Outcome, completion: int) -> Verdict:
+def judge_in_process(outcome: CaseOutcome, completion: int) -> Verdict:
     """A test that ran in the program's process passes only when the process ended with
     the completion status (`verifiers.code.inprocess`): an early ``exit(0)`` does not."""
     time_s = outcome.wall_s
@@ -129,7 +133,7 @@ def judge_in_process(outcome: Outcome, completion: int) -> Verdict:
     return Verdict(outcome.status.value, 0.0, time_s, stderr=tail)
 
 
-def _judge_value(case: TestCase, outcome: Outcome, rules: Rules) -> Verdict:
+def _judge_value(case: TestCase, outcome: CaseOutcome, rules: Rules) -> Verdict:
     found, value, unsupported = returned_value(outcome.stdout)
     if unsupported is not None:
         flags = ("custom_type", unsupported) if unsupported != "custom_type" else (unsupported,)

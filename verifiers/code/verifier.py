@@ -19,9 +19,8 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from referee.sandbox import Case, CompileStatus, Limits, Outcome, RunReport, Sandbox, languages
-from referee.verifiers.base import ItemInvalid, ItemVerifier, Params
-from referee.verifiers.base import Outcome as Scored
+from referee.sandbox import Case, CaseOutcome, CompileStatus, Limits, RunReport, Sandbox, languages
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
 from referee.verifiers.code.checker import Judged, run_checker
@@ -117,7 +116,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         """The given sandbox, else this process's shared one (created on first use)."""
         return self._sandbox or shared_sandbox()
 
-    def check(self, item: Item, params: CodeParams) -> Scored:
+    def check(self, item: Item, params: CodeParams) -> Outcome:
         suite = parse_suite(item.reference)
         text = item.response_text()
         found, language = _extracted(text, params, suite)
@@ -129,9 +128,9 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             "extraction": "whole_response" if found is None else found.source,
         }
         if not code.strip():
-            return Scored(0.0, details={**details, "message": "no code found in the response"})
+            return Outcome(0.0, details={**details, "message": "no code found in the response"})
         if not _encodable(code):
-            return Scored(0.0, details={**details, "message": "the code is not valid UTF-8"})
+            return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
         plan = build_plan(suite, code, language, secrets.randbits(32))
         rules = Rules(
             params.compare,
@@ -147,18 +146,18 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                     "the program defines equality for its own types, through which the "
                     "test appended to it would compare; it is not run"
                 )
-                return Scored(0.0, details=details)
+                return Outcome(0.0, details=details)
         return self._grade(suite, plan, params, rules, details)
 
     def _grade(
         self, suite: Suite, plan: Plan, params: CodeParams, rules: Rules, details: dict[str, Any]
-    ) -> Scored:
+    ) -> Outcome:
         limits = params.limits()
         runs, compiled = self._execute(plan, limits, params.early_exit, suite, rules)
         if compiled is not None:
             details["compile_error"] = compiled
             details["message"] = "the program does not compile"
-            return Scored(0.0, details=details)
+            return Outcome(0.0, details=details)
         verdicts = [
             judge(case, mine, suite, rules, peer)
             for case, (mine, peer) in zip(suite.cases, runs, strict=False)
@@ -178,18 +177,18 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         details["cases"] = [v.as_details() for v in verdicts[:MAX_CASE_DETAILS]]
         if suite.subtasks:
             details["subtasks"] = subtask_scores(scores, suite.subtasks)
-        return Scored(reward, components={"pass_rate": sum(scores) / len(scores)}, details=details)
+        return Outcome(reward, components={"pass_rate": sum(scores) / len(scores)}, details=details)
 
     def _execute(
         self, plan: Plan, limits: Limits, early_exit: bool, suite: Suite, rules: Rules
-    ) -> tuple[list[tuple[Outcome, Outcome | None]], str | None]:
+    ) -> tuple[list[tuple[CaseOutcome, CaseOutcome | None]], str | None]:
         """Run the cases; returns (per case: the program's outcome and the tester's, if
         any; compile error text or None). With early exit the cases run in chunks that
         double in size (parallelism, 2x, 4x...), so a failure stops the run after few
         recompiles and a passing suite pays O(log n) compiles."""
         cases = plan.cases
         chunk = len(cases) if not early_exit else self.sandbox.settings.parallelism
-        outcomes: list[tuple[Outcome, Outcome | None]] = []
+        outcomes: list[tuple[CaseOutcome, CaseOutcome | None]] = []
         while len(outcomes) < len(cases):
             part = cases[len(outcomes) : len(outcomes) + chunk]
             try:
@@ -203,7 +202,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 text = report.compile.output[-COMPILE_OUTPUT_CHARS:]
                 return [], text or f"compile {report.compile.status.value}"
             start = len(outcomes)
-            peers: list[Outcome | None] = list(report.peers) or [None] * len(report.cases)
+            peers: list[CaseOutcome | None] = list(report.peers) or [None] * len(report.cases)
             outcomes.extend(zip(report.cases, peers, strict=True))
             if early_exit and _failed(suite, outcomes, start, rules):
                 break
@@ -216,7 +215,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         return self.sandbox.run_linked(plan.program, plan.tester, cases, limits)
 
     def _apply_checker(
-        self, suite: Suite, outcomes: Sequence[Outcome], verdicts: list[Verdict], limits: Limits
+        self, suite: Suite, outcomes: Sequence[CaseOutcome], verdicts: list[Verdict], limits: Limits
     ) -> None:
         ran = [i for i, o in enumerate(outcomes) if o.status.value == "ok"]
         judged = [
@@ -233,7 +232,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
 
 
 def _failed(
-    suite: Suite, outcomes: list[tuple[Outcome, Outcome | None]], start: int, rules: Rules
+    suite: Suite, outcomes: list[tuple[CaseOutcome, CaseOutcome | None]], start: int, rules: Rules
 ) -> bool:
     """True when a case in ``outcomes[start:]`` failed (checker suites: the run failed)."""
     for index in range(start, len(outcomes)):

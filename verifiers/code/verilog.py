@@ -17,8 +17,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
-from referee.verifiers.base import ItemInvalid, ItemVerifier, Params
-from referee.verifiers.base import Outcome as Scored
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.code.extraction import extract_code
 from referee.verifiers.code.runtime import require_ok, shared_sandbox
 from referee.verifiers.types import Item, Pool
@@ -54,16 +53,16 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
     def __init__(self, sandbox: Sandbox | None = None) -> None:
         self._sandbox = sandbox
 
-    def check(self, item: Item, params: VerilogParams) -> Scored:
+    def check(self, item: Item, params: VerilogParams) -> Outcome:
         testbench = _testbench(item.reference)
         found = extract_code(item.response_text(), "verilog")
         details: dict[str, Any] = {"extraction": found.source}
         if found.source == "none":
-            return Scored(0.0, details={**details, "message": "no code found in the response"})
+            return Outcome(0.0, details={**details, "message": "no code found in the response"})
         try:
             found.code.encode("utf-8")
         except UnicodeEncodeError:
-            return Scored(0.0, details={**details, "message": "the code is not valid UTF-8"})
+            return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
         sandbox = self._sandbox or shared_sandbox()
         limits = Limits(
             wall_s=params.time_limit_s, cpu_s=params.time_limit_s, memory_mb=params.memory_mb
@@ -72,17 +71,17 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
         report = require_ok(sandbox.run(program, [Case()], limits))
         if report.compile is not None and report.compile.status is not CompileStatus.OK:
             details["compile_error"] = report.compile.output[-OUTPUT_CHARS:]
-            return Scored(0.0, details={**details, "message": "the design does not compile"})
+            return Outcome(0.0, details={**details, "message": "the design does not compile"})
         run = report.cases[0]
         output = run.stdout + run.stderr
         details.update(status=run.status.value, output=output[-OUTPUT_CHARS:], time_s=run.wall_s)
         if run.status is not CaseStatus.OK:
-            return Scored(0.0, details={**details, "message": f"simulation {run.status.value}"})
+            return Outcome(0.0, details={**details, "message": f"simulation {run.status.value}"})
         if re.search(params.fail_pattern, output):
-            return Scored(0.0, details={**details, "verdict": "fail"})
+            return Outcome(0.0, details={**details, "verdict": "fail"})
         if re.search(params.pass_pattern, output):
-            return Scored(1.0, details={**details, "verdict": "pass"})
-        return Scored(
+            return Outcome(1.0, details={**details, "verdict": "pass"})
+        return Outcome(
             0.0,
             details={
                 **details,

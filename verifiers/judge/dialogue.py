@@ -20,7 +20,7 @@ from referee.verifiers.judge.client import Choice, ProfileClient
 from referee.verifiers.judge.logprobs import expected_value
 from referee.verifiers.judge.profiles import NO_PROFILES, JudgeProfile
 from referee.verifiers.judge.prompts import REASK, Messages, load_template, seal
-from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, Verdict, parse_reply
+from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, SlotValue, parse_reply
 from referee.verifiers.judge.usage import Usage, UsageMeter
 
 
@@ -145,7 +145,7 @@ async def _converse(client: ProfileClient, question: Question, deadline: float) 
             request_body(client.profile, messages, question), deadline
         )
         usage.add(Usage(completion.prompt_tokens, completion.completion_tokens, calls=1))
-        parsed: list[tuple[Choice, dict[str, Verdict]]] = []
+        parsed: list[tuple[Choice, dict[str, SlotValue]]] = []
         for choice in completion.choices:
             try:
                 parsed.append((choice, parse_reply(choice.content, question.spec)))
@@ -165,7 +165,7 @@ async def _converse(client: ProfileClient, question: Question, deadline: float) 
 
 
 def _summarise(
-    question: Question, parsed: list[tuple[Choice, dict[str, Verdict]]], reasks: int, usage: Usage
+    question: Question, parsed: list[tuple[Choice, dict[str, SlotValue]]], reasks: int, usage: Usage
 ) -> Answer:
     values: dict[str, float] = {}
     by_logprobs = 0

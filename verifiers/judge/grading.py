@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from referee.verifiers.base import ItemError, ItemInvalid, ItemTimeout
 from referee.verifiers.judge.dialogue import Answer, Question, Session
-from referee.verifiers.judge.params import Job
+from referee.verifiers.judge.params import JudgedItem
 from referee.verifiers.judge.prompts import (
     EXPLICIT,
     IMPLICIT,
@@ -30,7 +30,7 @@ from referee.verifiers.types import Result, Status
 T = TypeVar("T")
 
 
-async def grade_explicit(session: Session, job: Job) -> Result:
+async def grade_explicit(session: Session, job: JudgedItem) -> Result:
     """Reward ``sum(w*s)/sum(|w|)`` with the critical veto (see `rubric.aggregate`)."""
     criteria = job.rubric.rubric
     if not criteria:
@@ -56,7 +56,7 @@ async def grade_explicit(session: Session, job: Job) -> Result:
     return Result(status=Status.OK, reward=outcome.reward, components=scores, details=details)
 
 
-def _explicit_question(job: Job, chunk: Sequence[Criterion]) -> Question:
+def _explicit_question(job: JudgedItem, chunk: Sequence[Criterion]) -> Question:
     messages = load_template(EXPLICIT).render(
         prompt=job.item.prompt_text(),
         response=job.item.response_text(),
@@ -73,7 +73,7 @@ def _bounds(criterion: Criterion) -> tuple[float, float] | None:
     return criterion.bounds() if criterion.kind == "likert" else None
 
 
-async def grade_implicit(session: Session, job: Job) -> Result:
+async def grade_implicit(session: Session, job: JudgedItem) -> Result:
     """Reward ``(score - scale_min) / (scale_max - scale_min)`` from one holistic score."""
     low, high = job.params.scale_min, job.params.scale_max
     template = load_template(IMPLICIT)
@@ -104,7 +104,7 @@ async def grade_implicit(session: Session, job: Job) -> Result:
 _MESSAGES_ALIASES = ("result", "rating", "value")
 
 
-async def grade_messages(session: Session, job: Job) -> Result:
+async def grade_messages(session: Session, job: JudgedItem) -> Result:
     """Reward: the number the judge answers to the caller's messages, on
     ``params.score_range`` as it is (not normalised; out of range is never clamped)."""
     if job.messages is None:  # _prepare fills it in messages mode; guard the contract
@@ -126,7 +126,7 @@ async def grade_messages(session: Session, job: Job) -> Result:
 
 
 def question_for(
-    job: Job, template: str, messages: list[dict[str, str]], spec: ReplySpec
+    job: JudgedItem, template: str, messages: list[dict[str, str]], spec: ReplySpec
 ) -> Question:
     """The `Question` for ``messages``, with the item's sampling, caching and re-ask params
     (every mode builds its calls here)."""
@@ -144,7 +144,7 @@ def question_for(
 
 
 def answer_details(
-    job: Job, template: str, answers: Sequence[Answer], slots: int
+    job: JudgedItem, template: str, answers: Sequence[Answer], slots: int
 ) -> dict[str, Any]:
     """The details every mode reports: template version, profile, scoring, cost."""
     usage = Usage()

@@ -24,7 +24,7 @@ from typing import Any
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.judge.dialogue import Answer, Question, Session
 from referee.verifiers.judge.grading import answer_details, gather_all, question_for
-from referee.verifiers.judge.params import Job
+from referee.verifiers.judge.params import JudgedItem
 from referee.verifiers.judge.prompts import PAIRWISE, guidance_block, load_template, reference_block
 from referee.verifiers.judge.replies import ReplySpec, Slot
 from referee.verifiers.types import Result, Status
@@ -41,7 +41,7 @@ class Comparison:
 
 
 async def compare(
-    session: Session, job: Job, first: str, second: str, reference: str | None
+    session: Session, job: JudgedItem, first: str, second: str, reference: str | None
 ) -> Comparison:
     """Ask ``job``'s judge about ``first`` vs ``second`` in both orders, showing
     ``reference`` (a reference answer) when given."""
@@ -55,7 +55,7 @@ async def compare(
     return Comparison(p=p, answers=[forward, backward])
 
 
-def _question(job: Job, a: str, b: str, reference: str | None) -> Question:
+def _question(job: JudgedItem, a: str, b: str, reference: str | None) -> Question:
     template = load_template(PAIRWISE)
     messages = template.render(
         prompt=job.item.prompt_text(),
@@ -68,7 +68,7 @@ def _question(job: Job, a: str, b: str, reference: str | None) -> Question:
     return question_for(job, template.version, messages, spec)
 
 
-async def grade_pairwise(session: Session, job: Job) -> Result:
+async def grade_pairwise(session: Session, job: JudgedItem) -> Result:
     """Reward: the chance the response beats the anchor (``params.anchor``, else the
     reference answer), ties counting half."""
     anchor = job.params.anchor if job.params.anchor is not None else job.rubric.answer
@@ -89,7 +89,7 @@ async def grade_pairwise(session: Session, job: Job) -> Result:
     )
 
 
-async def run_tournament(session: Session, group: str, jobs: list[Job]) -> list[Result]:
+async def run_tournament(session: Session, group: str, jobs: list[JudgedItem]) -> list[Result]:
     """Results for ``jobs`` (one group, input order). Settings come from the first job."""
     if len(jobs) < 2:
         raise ItemInvalid("invalid_group", "group: tournament mode needs 2 or more items")
@@ -142,7 +142,7 @@ async def run_tournament(session: Session, group: str, jobs: list[Job]) -> list[
 
 
 def _tournament_result(
-    job: Job,
+    job: JudgedItem,
     survived: int,
     rounds: int,
     answers: list[Answer],

@@ -110,7 +110,7 @@ class JudgeParams(Params):
 
 
 @dataclass(frozen=True)
-class Job:
+class JudgedItem:
     """One validated judge item: its position in the call, params (``profile`` already
     resolved from ``model``), rubric (empty in messages mode), the caller's messages
     (messages mode only), deadline (``time.monotonic``) and what it may still spend."""

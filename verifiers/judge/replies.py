@@ -2,7 +2,7 @@
 
 Judges are asked for one JSON object, but real replies wrap it in prose or code fences,
 leave trailing commas, or answer ``score: 7`` in plain text. `parse_reply` accepts all of
-these and returns one `Verdict` per expected slot, or raises `ReplyUnparsable` saying what
+these and returns one `SlotValue` per expected slot, or raises `ReplyUnparsable` saying what
 is wrong, which becomes the re-ask message. A reply is untrusted text: nothing in it is
 evaluated, and values outside the slot's scale are rejected, never clamped.
 """
@@ -58,7 +58,7 @@ class ReplySpec:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SlotValue:
     """A slot's raw value, the judge's reason, and where the value starts in the reply text
     (None when it could not be located; logprob scoring then uses the sampled value)."""
 
@@ -67,7 +67,7 @@ class Verdict:
     offset: int | None
 
 
-def parse_reply(text: str, spec: ReplySpec) -> dict[str, Verdict]:
+def parse_reply(text: str, spec: ReplySpec) -> dict[str, SlotValue]:
     """Verdicts by slot key; raises `ReplyUnparsable` when any slot is missing or bad."""
     problem = "no JSON object found"
     for candidate in _json_candidates(text):
@@ -83,9 +83,9 @@ def parse_reply(text: str, spec: ReplySpec) -> dict[str, Verdict]:
     return _verdicts(text, spec, raw_text)
 
 
-def _verdicts(text: str, spec: ReplySpec, raw: dict[str, tuple[Any, str]]) -> dict[str, Verdict]:
+def _verdicts(text: str, spec: ReplySpec, raw: dict[str, tuple[Any, str]]) -> dict[str, SlotValue]:
     return {
-        slot.key: Verdict(
+        slot.key: SlotValue(
             value=_coerce(raw[slot.key][0], slot),
             reason=raw[slot.key][1],
             offset=locate_value(text, slot.key, spec),

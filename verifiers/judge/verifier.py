@@ -43,7 +43,7 @@ from referee.verifiers.judge.caps import require_within_caps
 from referee.verifiers.judge.dialogue import Answer, Session
 from referee.verifiers.judge.grading import grade_explicit, grade_implicit, grade_messages
 from referee.verifiers.judge.groups import grade_pairwise, run_tournament
-from referee.verifiers.judge.params import Dialogue, Job, JudgeParams
+from referee.verifiers.judge.params import Dialogue, JudgedItem, JudgeParams
 from referee.verifiers.judge.profiles import (
     NO_PROFILES,
     JudgeProfile,
@@ -130,7 +130,7 @@ class JudgeVerifier:
             ]
         results: list[Result | None] = [None] * len(items)
         work: list[Coroutine[Any, Any, None]] = []
-        tournaments: dict[str, list[Job]] = {}
+        tournaments: dict[str, list[JudgedItem]] = {}
         for index, item in enumerate(items):
             job = self._prepare(index, item, session, start, default_deadline)
             if isinstance(job, Result):
@@ -157,7 +157,7 @@ class JudgeVerifier:
 
     def _prepare(
         self, index: int, item: Item, session: Session, start: float, default_deadline: float
-    ) -> Job | Result:
+    ) -> JudgedItem | Result:
         try:
             params, rubric, messages = _validated(item, session.profiles)
             profile = session.client(params.profile).profile
@@ -181,10 +181,10 @@ class JudgeVerifier:
         limit = item_timeout_s.get()
         deadline = start + (min(wanted, limit) if limit is not None else wanted)
         allowance = Allowance.of(params.profile, profile)
-        return Job(index, item, params, rubric, deadline, logprobs, allowance, messages)
+        return JudgedItem(index, item, params, rubric, deadline, logprobs, allowance, messages)
 
     async def _run_one(
-        self, session: Session, job: Job, results: list[Result | None], start: float
+        self, session: Session, job: JudgedItem, results: list[Result | None], start: float
     ) -> None:
         grade = {
             "explicit": grade_explicit,
@@ -200,7 +200,7 @@ class JudgeVerifier:
         self,
         session: Session,
         group: str,
-        jobs: list[Job],
+        jobs: list[JudgedItem],
         results: list[Result | None],
         start: float,
     ) -> None:
