@@ -214,15 +214,15 @@ class Sandbox:
         to_peer = os.pipe()
         channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
         try:
-            jobs = _linked_jobs(langs, boxes, programs, case, limits, channels)
+            commands = _linked_commands(langs, boxes, programs, case, limits, channels)
         except BaseException:
             for fd in (*to_program, *to_peer):
                 os.close(fd)
             raise
         with ThreadPoolExecutor(max_workers=1) as side:
-            peer = side.submit(self.backend.execute, jobs[1])
+            peer = side.submit(self.backend.execute, commands[1])
             try:
-                mine = self.backend.execute(jobs[0])
+                mine = self.backend.execute(commands[0])
             finally:
                 theirs = peer.result()
         return outcome(mine, limits), outcome(theirs, limits)
@@ -297,7 +297,7 @@ class Sandbox:
 
         def full(case: Case) -> CaseOutcome:
             return outcome(
-                self.backend.execute(_case_job(lang, argv, box, binds, case, limits)),
+                self.backend.execute(_case_command(lang, argv, box, binds, case, limits)),
                 limits,
             )
 
@@ -398,7 +398,7 @@ def _binds(lang: languages.Language, shared: bool) -> dict[str, Path]:
     return {languages.RUST_MOUNT: root}
 
 
-def _linked_jobs(
+def _linked_commands(
     langs: list[languages.Language],
     boxes: list[ProgramDir],
     programs: tuple[Program, Program],
@@ -406,22 +406,22 @@ def _linked_jobs(
     limits: Limits,
     channels: tuple[Channel, Channel],
 ) -> list[Command]:
-    """The program's job (no input) and the peer's (the case), each with its channel."""
-    jobs = []
+    """The program's command (no input) and the peer's (the case), each with its channel."""
+    commands = []
     inputs = (Case(), case)
     for lang, box, program, given, channel in zip(
         langs, boxes, programs, inputs, channels, strict=True
     ):
-        job = _case_job(lang, _run_argv(lang, program, limits), box, {}, given, limits)
-        jobs.append(dataclasses.replace(job, channel=channel))
-    return jobs
+        command = _case_command(lang, _run_argv(lang, program, limits), box, {}, given, limits)
+        commands.append(dataclasses.replace(command, channel=channel))
+    return commands
 
 
 def _run_argv(lang: languages.Language, program: Program, limits: Limits) -> list[str]:
     return lang.argv(lang.run, list(_program_files(program, lang.main)), limits.memory_mb)
 
 
-def _case_job(
+def _case_command(
     lang: languages.Language,
     argv: list[str],
     box: ProgramDir,

@@ -80,7 +80,7 @@ class Execution:
 
 
 class Backend(Protocol):
-    """A way to run jobs. ``isolating`` is False for backends that must only run trusted
+    """A way to run commands. ``isolating`` is False for backends that must only run trusted
     code. Implementations are thread-safe: the runner calls `execute` concurrently."""
 
     name: str
@@ -92,8 +92,8 @@ class Backend(Protocol):
         """Why this backend cannot run on this host, or None when it can. May do I/O."""
         ...
 
-    def execute(self, job: Command) -> Execution:
-        """Run ``job`` to completion or its limits. Raises SandboxFailure on infra errors."""
+    def execute(self, command: Command) -> Execution:
+        """Run ``command`` to completion or its limits. Raises SandboxFailure on infra errors."""
         ...
 
 

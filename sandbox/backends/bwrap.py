@@ -1,20 +1,20 @@
 """The bubblewrap backend: the default on Linux.
 
-Every job gets fresh user, pid, network, ipc, uts, mount and cgroup namespaces (no network
+Every command gets fresh user, pid, network, ipc, uts, mount and cgroup namespaces (no network
 at all: only a loopback of its own), runs as uid/gid 65534 with every capability dropped
 and ``no_new_privs`` (bwrap sets it), sees read-only system directories, ``/proc/sys`` and
 ``/dev`` and a read-only program directory, writes only to private size-limited tmpfs
 mounts (``/work``, also ``/tmp``, and ``/dev/shm``), and dies with its parent.
 
-Started by root, bwrap itself runs as the job's own unprivileged host uid
-(``job.identity``, see `sandbox.identity`), so the user namespace maps uid 65534 inside to
+Started by root, bwrap itself runs as the command's own unprivileged host uid
+(``command.identity``, see `sandbox.identity`), so the user namespace maps uid 65534 inside to
 that uid outside, never to root. Started by anyone else, it maps to that user.
 
 Limits: rlimits (CPU, memory per the language's strategy, file size, processes, no core
 dumps) are set inside the sandbox by ``prlimit`` before it execs the program
 (`_rlimit_flags`); while bwrap holds the sandbox on ``--block-fd`` the tree is placed into
-a per-job cgroup (memory + pids) when the host allows one. The pid namespace guarantees
-that nothing outlives the job: when its first process exits, the kernel kills the rest.
+a per-command cgroup (memory + pids) when the host allows one. The pid namespace guarantees
+that nothing outlives the command: when its first process exits, the kernel kills the rest.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _proc_read_only() -> tuple[str, ...]:
 
 
 class BwrapBackend:
-    """Runs each job in its own bwrap sandbox. Thread-safe (no shared mutable state)."""
+    """Runs each command in its own bwrap sandbox. Thread-safe (no shared mutable state)."""
 
     name = "bwrap"
     isolating = True
@@ -150,15 +150,15 @@ class BwrapBackend:
             return f"bwrap cannot create namespaces: {done.stderr.decode(errors='replace')}"
         return None
 
-    def argv(self, job: Command, fds: dict[str, int], block_fd: int, info_fd: int) -> list[str]:
-        """The full bwrap command line for ``job``; ``fds`` maps work-dir file names to
+    def argv(self, command: Command, fds: dict[str, int], block_fd: int, info_fd: int) -> list[str]:
+        """The full bwrap command line for ``command``; ``fds`` maps work-dir file names to
         readable fds whose content bwrap copies in. The program starts under ``prlimit``
-        with the job's limits (`_rlimit_flags`)."""
+        with the command's limits (`_rlimit_flags`)."""
         args = [
             self.settings.bwrap_path,
             *isolation_args(self.settings.sandbox_uid),
             "--size",
-            str(job.disk_mb << 20),
+            str(command.disk_mb << 20),
             "--perms",
             "1777",
             "--tmpfs",
@@ -172,56 +172,56 @@ class BwrapBackend:
             "--remount-ro",
             "/dev",
             "--size",
-            str(job.disk_mb << 20),
+            str(command.disk_mb << 20),
             "--perms",
             "1777",
             "--tmpfs",
             "/dev/shm",
-            "--bind" if job.box_writable else "--ro-bind",
-            str(job.box),
+            "--bind" if command.box_writable else "--ro-bind",
+            str(command.box),
             BOX,
         ]
-        for inside, host in job.binds.items():
+        for inside, host in command.binds.items():
             args += ["--ro-bind", str(host), inside]
         for name, fd in fds.items():
             args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{name}"]
         # The root itself is bwrap's scratch tmpfs: make it read-only like the rest.
-        args += ["--remount-ro", "/", "--chdir", BOX if job.cwd_is_box else WORK]
+        args += ["--remount-ro", "/", "--chdir", BOX if command.cwd_is_box else WORK]
         args += ["--block-fd", str(block_fd), "--info-fd", str(info_fd), "--", PRLIMIT]
-        args += [*_rlimit_flags(job), "--"]
-        return args + [a.replace("{box}", BOX).replace("{work}", WORK) for a in job.argv]
+        args += [*_rlimit_flags(command), "--"]
+        return args + [a.replace("{box}", BOX).replace("{work}", WORK) for a in command.argv]
 
-    def execute(self, job: Command) -> Execution:
-        """Run one job; see the module docstring for what isolates it."""
-        channel = job.channel.fds() if job.channel is not None else ()
+    def execute(self, command: Command) -> Execution:
+        """Run one command; see the module docstring for what isolates it."""
+        channel = command.channel.fds() if command.channel is not None else ()
         # fds this call owns; closing one twice could close another thread's fd.
         owned = set(channel)
         try:
-            fds = {name: _memfd(name, data) for name, data in job.files.items()}
+            fds = {name: _memfd(name, data) for name, data in command.files.items()}
             owned.update(fds.values())
             block_r, block_w = os.pipe()
             owned.update((block_r, block_w))
             info_r, info_w = os.pipe()
             owned.update((info_r, info_w))
-            group = self._cgroup(job)
+            group = self._cgroup(command)
         except BaseException:
             _close_all(owned)
             raise
-        env = {**base_env(WORK), **{k: v.replace("{work}", WORK) for k, v in job.env.items()}}
-        if job.channel is not None:
-            env.update(job.channel.env())
+        env = {**base_env(WORK), **{k: v.replace("{work}", WORK) for k, v in command.env.items()}}
+        if command.channel is not None:
+            env.update(command.channel.env())
         child_ends = (info_w, block_r, *fds.values(), *channel)
         spawn = Spawn(
-            argv=self.argv(job, fds, block_r, info_w),
+            argv=self.argv(command, fds, block_r, info_w),
             env=env,
-            stdin=job.stdin,
-            wall_s=job.wall_s,
-            output_bytes=job.output_bytes,
+            stdin=command.stdin,
+            wall_s=command.wall_s,
+            output_bytes=command.output_bytes,
             pass_fds=child_ends,
-            prepare=lambda proc: self._prepare(proc, job, info_r, child_ends, owned, group),
+            prepare=lambda proc: self._prepare(proc, command, info_r, child_ends, owned, group),
             release=lambda: _release(block_w),
             kill=lambda proc: self._kill(proc, group),
-            identity=job.identity,
+            identity=command.identity,
         )
         try:
             watched = watch(spawn)
@@ -234,14 +234,14 @@ class BwrapBackend:
                 group.close()
         return self._execution(watched, usage)
 
-    def _cgroup(self, job: Command) -> cgroups.CaseCgroup | None:
+    def _cgroup(self, command: Command) -> cgroups.CaseCgroup | None:
         support = cgroups.detect()
         if support is None:
             return None
         try:
             # tmpfs pages are charged to the group, so the disk quota is added on top.
             return cgroups.CaseCgroup(
-                support, (job.memory_mb + job.disk_mb) << 20, job.processes + 2
+                support, (command.memory_mb + command.disk_mb) << 20, command.processes + 2
             )
         except OSError as exc:
             raise SandboxFailure(f"cannot create a cgroup: {exc}") from exc
@@ -249,7 +249,7 @@ class BwrapBackend:
     def _prepare(
         self,
         proc: subprocess.Popen[bytes],
-        job: Command,
+        command: Command,
         info_r: int,
         child_ends: tuple[int, ...],
         owned: set[int],
@@ -300,7 +300,7 @@ class BwrapBackend:
 
 @dataclass(frozen=True)
 class _Usage:
-    """What the job's cgroup measured. Preferred to rusage: bwrap's outer process does not
+    """What the command's cgroup measured. Preferred to rusage: bwrap's outer process does not
     collect its sandbox's usage, and ru_maxrss inherits the forking parent's peak."""
 
     peak_bytes: int = 0
@@ -344,25 +344,25 @@ def _child_pid(info_r: int) -> int:
         raise SandboxFailure(f"bwrap failed before starting: {data[:200]!r}") from exc
 
 
-def _rlimit_flags(job: Command) -> list[str]:
+def _rlimit_flags(command: Command) -> list[str]:
     """util-linux ``prlimit`` flags for the program (inherited by everything it starts).
     The limits are set inside the sandbox, by the process that then execs the program:
     setting another user's limits from outside needs CAP_SYS_RESOURCE, which a root in a
     container often lacks, and the program starts as another user when we are root."""
-    cpu = max(1, math.ceil(job.cpu_s))
-    fsize = job.file_size_mb << 20
+    cpu = max(1, math.ceil(command.cpu_s))
+    fsize = command.file_size_mb << 20
     flags = [
         f"--cpu={cpu}:{cpu + 1}",
         f"--fsize={fsize}:{fsize}",
         "--core=0:0",
         f"--stack={64 << 20}:{64 << 20}",
     ]
-    memory = job.memory_mb << 20
-    if job.memory_rlimit == "as":
+    memory = command.memory_mb << 20
+    if command.memory_rlimit == "as":
         flags.append(f"--as={memory}:{memory}")
-    elif job.memory_rlimit == "data":
+    elif command.memory_rlimit == "data":
         flags.append(f"--data={memory}:{memory}")
     # Counted per user namespace (Linux 5.14+), and each sandbox has its own: it bounds
     # this run's processes and threads even without a pids cgroup, and never the server's.
-    flags.append(f"--nproc={job.processes}:{job.processes}")
+    flags.append(f"--nproc={command.processes}:{command.processes}")
     return flags

@@ -1,6 +1,6 @@
 """The Docker backend (the Docker SDK, the ``docker`` extra): for hosts with an engine.
 
-Each job is a fresh container from ``settings.docker_image`` (any image with the
+Each command is a fresh container from ``settings.docker_image`` (any image with the
 toolchains; the host's toolchain paths are *not* used): ``network_mode=none``, read-only
 root, ``cap_drop=ALL``, ``no-new-privileges``, uid 65534, ``pids_limit``, memory with
 swap equal to memory (no swap), rlimits as ulimits, the program directory bound at /box
@@ -31,7 +31,7 @@ _STREAMS = {1: "stdout", 2: "stderr"}
 
 
 class DockerBackend:
-    """Containers per job. Thread-safe: the SDK client is shared, containers are not."""
+    """Containers per command. Thread-safe: the SDK client is shared, containers are not."""
 
     name = "docker"
     isolating = True
@@ -68,10 +68,10 @@ class DockerBackend:
             return f"image {self.settings.docker_image}: {exc}"
         return None
 
-    def execute(self, job: Command) -> Execution:
-        """Run ``job`` in a fresh container; see the module docstring."""
-        if job.channel is not None:
-            for fd in job.channel.fds():
+    def execute(self, command: Command) -> Execution:
+        """Run ``command`` in a fresh container; see the module docstring."""
+        if command.channel is not None:
+            for fd in command.channel.fds():
                 with contextlib.suppress(OSError):
                     os.close(fd)
             raise SandboxFailure(
@@ -81,7 +81,7 @@ class DockerBackend:
         client = self._connect()
         container = None
         try:
-            container = client.containers.create(**self._spec(job))
+            container = client.containers.create(**self._spec(command))
             sock = container.attach_socket(
                 params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
             )
@@ -90,9 +90,9 @@ class DockerBackend:
             container.start()
             # Known gap: case files land in the tmpfs just after start (a tmpfs exists only
             # in a running container), so a program that reads them at once may race.
-            for name, data in job.files.items():
+            for name, data in command.files.items():
                 container.put_archive("/work", _tar(name, data))
-            output, timed_out = _pump(raw, job, start)
+            output, timed_out = _pump(raw, command, start)
             if timed_out or output.exceeded:
                 container.kill()
             state = container.wait(timeout=self.settings.docker_timeout_s)
@@ -119,22 +119,24 @@ class DockerBackend:
                 with contextlib.suppress(Exception):
                     container.remove(force=True)
 
-    def _spec(self, job: Command) -> dict[str, Any]:
+    def _spec(self, command: Command) -> dict[str, Any]:
         from docker.types import Ulimit  # type: ignore[import-untyped]  # noqa: PLC0415 - docker extra
 
-        cpu = max(1, math.ceil(job.cpu_s))
-        memory = f"{job.memory_mb}m"
-        argv = [a.replace("{box}", "/box").replace("{work}", "/work") for a in job.argv]
+        cpu = max(1, math.ceil(command.cpu_s))
+        memory = f"{command.memory_mb}m"
+        argv = [a.replace("{box}", "/box").replace("{work}", "/work") for a in command.argv]
         return {
             "image": self.settings.docker_image,
             "command": argv,
-            "working_dir": "/box" if job.cwd_is_box else "/work",
-            "environment": {**base_env("/work"), **job.env},
+            "working_dir": "/box" if command.cwd_is_box else "/work",
+            "environment": {**base_env("/work"), **command.env},
             "network_mode": "none",
             "read_only": True,
-            "tmpfs": {"/work": f"size={job.disk_mb}m,mode=1777", "/tmp": "size=16m,mode=1777"},
-            "volumes": {str(job.box): {"bind": "/box", "mode": "rw" if job.box_writable else "ro"}},
-            "pids_limit": job.processes,
+            "tmpfs": {"/work": f"size={command.disk_mb}m,mode=1777", "/tmp": "size=16m,mode=1777"},
+            "volumes": {
+                str(command.box): {"bind": "/box", "mode": "rw" if command.box_writable else "ro"}
+            },
+            "pids_limit": command.processes,
             "mem_limit": memory,
             "memswap_limit": memory,
             "cap_drop": ["ALL"],
@@ -142,7 +144,9 @@ class DockerBackend:
             "user": f"{self.settings.sandbox_uid}:{self.settings.sandbox_uid}",
             "ulimits": [
                 Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
-                Ulimit(name="fsize", soft=job.file_size_mb << 20, hard=job.file_size_mb << 20),
+                Ulimit(
+                    name="fsize", soft=command.file_size_mb << 20, hard=command.file_size_mb << 20
+                ),
                 Ulimit(name="core", soft=0, hard=0),
             ],
             "stdin_open": True,
@@ -160,15 +164,15 @@ def _tar(name: str, data: bytes) -> bytes:
     return buf.getvalue()
 
 
-def _pump(raw: socket.socket, job: Command, start: float) -> tuple[CappedOutput, bool]:
+def _pump(raw: socket.socket, command: Command, start: float) -> tuple[CappedOutput, bool]:
     """Send stdin, then read the multiplexed attach stream (8-byte frame headers) until
     EOF, the output cap, or the wall deadline. Returns (output, timed_out)."""
-    output = CappedOutput(job.output_bytes)
-    raw.sendall(job.stdin)
+    output = CappedOutput(command.output_bytes)
+    raw.sendall(command.stdin)
     with contextlib.suppress(OSError):
         raw.shutdown(socket.SHUT_WR)
     buffer = b""
-    deadline = start + job.wall_s
+    deadline = start + command.wall_s
     while True:
         left = deadline - time.monotonic()
         if left <= 0:

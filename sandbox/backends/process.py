@@ -3,7 +3,7 @@ your files, use the network and signal your processes. For trusted code and deve
 
 Limits are set by exec'ing through util-linux ``prlimit`` (so no preexec hook runs in
 the forked child), the work dir is a fresh host temp dir, and the process group is killed
-when the job ends. A cgroup is not used: without a pid namespace there is no clean way to
+when the command ends. A cgroup is not used: without a pid namespace there is no clean way to
 keep a daemon from leaving, which is exactly the point of the other backends.
 """
 
@@ -39,31 +39,31 @@ class ProcessBackend:
         """None when util-linux ``prlimit`` is present."""
         return None if shutil.which("prlimit") else "util-linux prlimit not found"
 
-    def execute(self, job: Command) -> Execution:
-        """Run ``job`` as a plain child process under rlimits."""
+    def execute(self, command: Command) -> Execution:
+        """Run ``command`` as a plain child process under rlimits."""
         prlimit = shutil.which("prlimit")
         if prlimit is None:
             raise SandboxFailure("util-linux prlimit not found")
-        channel = job.channel.fds() if job.channel is not None else ()
+        channel = command.channel.fds() if command.channel is not None else ()
         owned = set(channel)  # closed once: a second close could hit another thread's fd
         try:
             with tempfile.TemporaryDirectory(prefix="referee-work-") as work:
-                for name, data in job.files.items():
+                for name, data in command.files.items():
                     Path(work, name).write_bytes(data)
-                argv = [self._path(a, job, work) for a in job.argv]
+                argv = [self._path(a, command, work) for a in command.argv]
                 env = {
                     **base_env(work),
-                    **{k: self._path(v, job, work) for k, v in job.env.items()},
+                    **{k: self._path(v, command, work) for k, v in command.env.items()},
                 }
-                if job.channel is not None:
-                    env.update(job.channel.env())
+                if command.channel is not None:
+                    env.update(command.channel.env())
                 spawn = Spawn(
-                    argv=[prlimit, *_limit_flags(job), "--", *argv],
+                    argv=[prlimit, *_limit_flags(command), "--", *argv],
                     env=env,
-                    stdin=job.stdin,
-                    wall_s=job.wall_s,
-                    output_bytes=job.output_bytes,
-                    cwd=str(job.box) if job.cwd_is_box else work,
+                    stdin=command.stdin,
+                    wall_s=command.wall_s,
+                    output_bytes=command.output_bytes,
+                    cwd=str(command.box) if command.cwd_is_box else work,
                     pass_fds=channel,
                     # the child holds the channel now: the peer must see EOF when it dies
                     prepare=lambda _proc: _close(owned),
@@ -87,9 +87,9 @@ class ProcessBackend:
         )
 
     @staticmethod
-    def _path(arg: str, job: Command, work: str) -> str:
-        arg = arg.replace("{box}", str(job.box)).replace("{work}", work)
-        for inside, host in job.binds.items():
+    def _path(arg: str, command: Command, work: str) -> str:
+        arg = arg.replace("{box}", str(command.box)).replace("{work}", work)
+        for inside, host in command.binds.items():
             if arg.startswith(inside):
                 arg = str(host) + arg[len(inside) :]
         return arg
@@ -102,12 +102,12 @@ def _close(fds: set[int]) -> None:
     fds.clear()
 
 
-def _limit_flags(job: Command) -> list[str]:
-    cpu = max(1, math.ceil(job.cpu_s))
-    flags = [f"--cpu={cpu}:{cpu + 1}", f"--fsize={job.file_size_mb << 20}", "--core=0"]
-    memory = job.memory_mb << 20
-    if job.memory_rlimit == "as":
+def _limit_flags(command: Command) -> list[str]:
+    cpu = max(1, math.ceil(command.cpu_s))
+    flags = [f"--cpu={cpu}:{cpu + 1}", f"--fsize={command.file_size_mb << 20}", "--core=0"]
+    memory = command.memory_mb << 20
+    if command.memory_rlimit == "as":
         flags.append(f"--as={memory}")
-    elif job.memory_rlimit == "data":
+    elif command.memory_rlimit == "data":
         flags.append(f"--data={memory}")
     return flags
