@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
 import redis.asyncio as aioredis
 
 from referee.service.distributed.celery_app import CHUNK_SIZE, TASK_NAME, batch_queue, make_celery
+from referee.service.distributed.payloads import ChunkReply, JobChunk, ReplyChunk, WireTicket
 from referee.service.distributed.shares import Shares
 from referee.service.distributed.worker import HEARTBEAT_PREFIX, HEARTBEAT_S
-from referee.service.execution.fair_queue import ANONYMOUS, Ticket, ticket_to_wire
+from referee.service.execution.fair_queue import ANONYMOUS, Ticket
 from referee.service.http.errors import Overloaded
 from referee.service.jobs.redis_store import aretrying
 from referee.service.settings import Settings
@@ -116,14 +116,14 @@ class CeleryExecutor:
         batch queues. Blocking."""
         with self.app.producer_or_acquire() as producer:
             for pool, start, stop in pools:
-                payload = {
-                    "job": job,
-                    "start": start,
-                    "stop": stop,
-                    "pool": pool.value,
-                    "item_timeout": item_timeout,
-                    "ticket": ticket_to_wire(ticket),
-                }
+                payload = JobChunk(
+                    job=job,
+                    start=start,
+                    stop=stop,
+                    pool=pool,
+                    item_timeout=item_timeout,
+                    ticket=WireTicket.of(ticket),
+                ).model_dump(mode="json")
                 self.app.send_task(
                     TASK_NAME,
                     args=[payload],
@@ -133,15 +133,15 @@ class CeleryExecutor:
                 )
 
     def _publish(self, call: _Call, index: int, chunk: list[Item]) -> None:
-        payload = {
-            "reply": call.reply,
-            "chunk": index,
-            "pool": call.pool.value,
-            "items": [item.model_dump(mode="json") for item in chunk],
-            "item_timeout": call.item_timeout,
-            "deadline": call.deadline_ts,
-            "ticket": ticket_to_wire(call.ticket),
-        }
+        payload = ReplyChunk(
+            reply=call.reply,
+            chunk=index,
+            pool=call.pool,
+            items=[item.model_dump(mode="json") for item in chunk],
+            item_timeout=call.item_timeout,
+            deadline=call.deadline_ts,
+            ticket=WireTicket.of(call.ticket),
+        ).model_dump(mode="json")
         self.app.send_task(
             TASK_NAME,
             args=[payload],
@@ -168,12 +168,12 @@ class CeleryExecutor:
             popped = await self.redis.blpop([call.reply], timeout=min(remaining, 1.0))
             if popped is None:
                 continue
-            data = orjson.loads(popped[1])
+            data = ChunkReply.model_validate_json(popped[1])
             # A redelivered task may answer twice; the first answer stands.
-            if data["chunk"] not in replies and data["chunk"] in call.out:
-                call.out.discard(data["chunk"])
+            if data.chunk not in replies and data.chunk in call.out:
+                call.out.discard(data.chunk)
                 await self._shares[call.pool].release(call.ticket.tenant)
-            replies.setdefault(data["chunk"], [Result.model_validate(r) for r in data["results"]])
+            replies.setdefault(data.chunk, [Result.model_validate(r) for r in data.results])
 
     async def _capacity(self, pool: Pool) -> int | None:
         """Processes scoring ``pool`` across live workers (re-read every `HEARTBEAT_S`);

@@ -1,10 +1,11 @@
 """The Celery tasks: decode, call the worker engine, encode. Nothing else lives here.
 
-Two payload shapes share one task name:
-- ``{"reply": KEY, "chunk": N, "items": [...], ...}`` from ``/v1/score``: the results
-  are pushed to the reply list the gateway is waiting on;
-- ``{"job": ID, "start": I, "stop": J, ...}`` from a batch job: the lines are read from
-  Redis and the results written once per item.
+Two kinds of chunk share one task name (`service.distributed.payloads`, told apart by
+``kind``):
+- a `ReplyChunk` from ``/v1/score``: the results are pushed to the reply list the
+  gateway is waiting on;
+- a `JobChunk` from a batch job: the lines are read from Redis and the results written
+  once per item.
 
 Both carry a ``ticket`` (whose work, which priority) for the worker's fair queue. A
 batch chunk that finds every batch slot of its worker taken for `BATCH_WAIT_S` is
@@ -21,17 +22,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 import redis
 from celery import Celery
 from celery.exceptions import Reject
+from pydantic import ValidationError
 
 from referee.service.distributed.celery_app import TASK_NAME, batch_queue
 from referee.service.distributed.executor import cancel_key
+from referee.service.distributed.payloads import CHUNK, ChunkReply, JobChunk, ReplyChunk
 from referee.service.distributed.worker import WorkerEngine
-from referee.service.execution.fair_queue import ANONYMOUS, Ticket, ticket_from_wire
+from referee.service.execution.fair_queue import ANONYMOUS, Ticket
 from referee.service.jobs.jsonl import parse_line
 from referee.service.jobs.redis_store import JobWriter
+from referee.service.jobs.status import JobState
 from referee.service.metrics import Metrics
 from referee.service.settings import Settings
 from referee.verifiers.base import echo
@@ -55,27 +58,32 @@ def register_tasks(
         name=TASK_NAME, bind=True, acks_late=True, reject_on_worker_lost=True
     )
     def score_chunk(task: Any, payload: dict[str, Any]) -> None:
-        if "job" not in payload:
-            metrics.observe_results(score_reply_chunk(payload, engine, client))
+        try:
+            chunk = CHUNK.validate_python(payload)
+        except ValidationError as exc:  # nothing to answer to: say so, drop it
+            log.error("dropping a malformed chunk %s: %s", task.request.id, exc)
+            return
+        if isinstance(chunk, ReplyChunk):
+            metrics.observe_results(score_reply_chunk(chunk, engine, client))
             return
         if not engine.batch_slot.acquire(timeout=BATCH_WAIT_S):
-            requeue(app, payload, task.request.id)
+            requeue(app, chunk, task.request.id)
             return
         try:
-            metrics.observe_results(score_job_chunk(payload, engine, writer, settings))
+            metrics.observe_results(score_job_chunk(chunk, engine, writer, settings))
         finally:
             engine.batch_slot.release()
 
 
-def requeue(app: Celery, payload: dict[str, Any], task_id: str) -> None:
+def requeue(app: Celery, chunk: JobChunk, task_id: str) -> None:
     """Publish ``payload`` again at the back of its batch queue, riding out a broker
     restart; if that fails the message is rejected unacknowledged (Redis restores it
     after the visibility timeout), never acknowledged and lost."""
     try:
         app.send_task(
             TASK_NAME,
-            args=[payload],
-            queue=batch_queue(Pool(payload["pool"])),
+            args=[chunk.model_dump(mode="json")],
+            queue=batch_queue(chunk.pool),
             task_id=task_id,
             retry=True,
             retry_policy=PUBLISH_RETRY,
@@ -84,36 +92,33 @@ def requeue(app: Celery, payload: dict[str, Any], task_id: str) -> None:
         raise Reject(f"could not requeue the chunk: {exc}", requeue=True) from exc
 
 
-def score_reply_chunk(
-    payload: dict[str, Any], engine: WorkerEngine, client: redis.Redis
-) -> list[Result]:
-    gave_up = cancel_key(payload["reply"])
+def score_reply_chunk(chunk: ReplyChunk, engine: WorkerEngine, client: redis.Redis) -> list[Result]:
+    gave_up = cancel_key(chunk.reply)
     if client.exists(gave_up):
         return []  # nobody waits for this chunk any more
-    items = [Item.model_validate(raw) for raw in payload["items"]]
-    ticket = ticket_from_wire(payload.get("ticket"))
+    items = [Item.model_validate(raw) for raw in chunk.items]
     results = run_or_fail(
         engine,
-        Pool(payload["pool"]),
+        chunk.pool,
         items,
-        payload["item_timeout"],
-        payload["deadline"],
-        ticket,
+        chunk.item_timeout,
+        chunk.deadline,
+        chunk.ticket.ticket(),
         lambda: bool(client.exists(gave_up)),
     )
-    reply = {"chunk": payload["chunk"], "results": [r.model_dump(mode="json") for r in results]}
+    reply = ChunkReply(chunk=chunk.chunk, results=[r.model_dump(mode="json") for r in results])
     pipe = client.pipeline()
-    pipe.rpush(payload["reply"], orjson.dumps(reply))
-    pipe.expire(payload["reply"], REPLY_TTL_S)
+    pipe.rpush(chunk.reply, reply.model_dump_json())
+    pipe.expire(chunk.reply, REPLY_TTL_S)
     pipe.execute()
     return results
 
 
 def score_job_chunk(
-    payload: dict[str, Any], engine: WorkerEngine, writer: JobWriter, settings: Settings
+    chunk: JobChunk, engine: WorkerEngine, writer: JobWriter, settings: Settings
 ) -> list[Result]:
-    job, start, stop = payload["job"], payload["start"], payload["stop"]
-    if writer.state(job) != "running":
+    job, start, stop = chunk.job, chunk.start, chunk.stop
+    if writer.state(job) != JobState.RUNNING:
         return []  # cancelled or expired: nothing to do, and nothing to redo
     # Jobs wait in the queue for as long as it takes, so their budget starts here, kept
     # below the visibility timeout so the chunk is never redelivered while it runs.
@@ -121,11 +126,11 @@ def score_job_chunk(
     lines = writer.lines(job, start, stop)
     entries = [parse_line(raw, start + offset + 1) for offset, raw in enumerate(lines)]
     items = [entry for entry in entries if isinstance(entry, Item)]
-    pool = Pool(payload["pool"])
-    ticket = ticket_from_wire(payload.get("ticket"))
-    stopped = lambda: writer.state(job) != "running"  # noqa: E731 - cancelled or expired
+    stopped = lambda: writer.state(job) != JobState.RUNNING  # noqa: E731 - cancelled or expired
     scored = iter(
-        run_or_fail(engine, pool, items, payload["item_timeout"], deadline, ticket, stopped)
+        run_or_fail(
+            engine, chunk.pool, items, chunk.item_timeout, deadline, chunk.ticket.ticket(), stopped
+        )
     )
     results: list[Result] = [next(scored) if isinstance(e, Item) else e for e in entries]
     writer.write(job, start, results, settings.job_ttl_s)

@@ -45,24 +45,6 @@ class Ticket:
 ANONYMOUS = Ticket()
 
 
-def ticket_to_wire(ticket: Ticket) -> dict[str, str | int]:
-    """``ticket`` as JSON-ready data, for task payloads (`ticket_from_wire` reverses it)."""
-    return {"tenant": ticket.tenant, "priority": int(ticket.priority)}
-
-
-def ticket_from_wire(data: object) -> Ticket:
-    """The `Ticket` a payload carries; `ANONYMOUS` for anything malformed or absent (a
-    task from an older gateway)."""
-    if not isinstance(data, dict):
-        return ANONYMOUS
-    tenant, priority = data.get("tenant"), data.get("priority")
-    if not isinstance(tenant, str) or not isinstance(priority, int):
-        return ANONYMOUS
-    if priority not in {p.value for p in Priority}:
-        return ANONYMOUS
-    return Ticket(tenant, Priority(priority))
-
-
 @dataclass
 class _Entry(Generic[T]):
     ticket: Ticket
