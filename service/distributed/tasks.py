@@ -32,7 +32,7 @@ from referee.service.distributed.executor import cancel_key
 from referee.service.distributed.payloads import CHUNK, ChunkReply, JobChunk, ReplyChunk
 from referee.service.distributed.worker import WorkerEngine
 from referee.service.execution.fair_queue import ANONYMOUS, Ticket
-from referee.service.jobs.jsonl import parse_line
+from referee.service.jobs.jsonl import items_of, merged, parse_line
 from referee.service.jobs.redis_store import JobWriter
 from referee.service.jobs.status import JobState
 from referee.service.metrics import Metrics
@@ -125,14 +125,12 @@ def score_job_chunk(
     deadline = time.time() + settings.task_time_limit_s
     lines = writer.lines(job, start, stop)
     entries = [parse_line(raw, start + offset + 1) for offset, raw in enumerate(lines)]
-    items = [entry for entry in entries if isinstance(entry, Item)]
+    items = items_of(entries)
     stopped = lambda: writer.state(job) != JobState.RUNNING  # noqa: E731 - cancelled or expired
-    scored = iter(
-        run_or_fail(
-            engine, chunk.pool, items, chunk.item_timeout, deadline, chunk.ticket.ticket(), stopped
-        )
+    scored = run_or_fail(
+        engine, chunk.pool, items, chunk.item_timeout, deadline, chunk.ticket.ticket(), stopped
     )
-    results: list[Result] = [next(scored) if isinstance(e, Item) else e for e in entries]
+    results = merged(entries, scored)
     writer.write(job, start, results, settings.job_ttl_s)
     return results
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 from typing import IO
 
-from referee.service.jobs.jsonl import read_items, write_result
+from referee.service.jobs.jsonl import batches, items_of, merged, read_items, write_result
 from referee.service.summary import Summary
 from referee.verifiers.types import Item, Result
 
@@ -29,19 +29,11 @@ def score_file(
     the first entries already have results (a resumed run); ``summary`` counts them.
     """
     summary = summary or Summary()
-    for batch in _batches(islice(read_items(source), skip, None), batch_size):
-        items = [entry for entry in batch if isinstance(entry, Item)]
-        scored = iter(scorer(items)) if items else iter(())
-        for entry in batch:
-            result = next(scored) if isinstance(entry, Item) else entry
+    for batch in batches(islice(read_items(source), skip, None), batch_size):
+        items = items_of(batch)
+        for result in merged(batch, scorer(items) if items else []):
             write_result(sink, result)
             summary.add(result)
         if on_progress is not None:
             on_progress(len(batch))
     return summary
-
-
-def _batches(entries: Iterable[Item | Result], size: int) -> Iterator[list[Item | Result]]:
-    iterator = iter(entries)
-    while batch := list(islice(iterator, size)):
-        yield batch

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import IO
 
@@ -48,6 +49,32 @@ def parse_line(raw: bytes, number: int) -> Item | Result:
     except ValidationError as exc:
         message = f"line {number}: {describe_validation_error(exc, 'item')}"
         return Result.failed(Status.INVALID, "malformed_line", message)
+
+
+Entry = Item | Result
+"""A JSONL line read: the item, or the ``invalid`` result of a line that is not one."""
+
+
+def items_of(entries: Sequence[Entry]) -> list[Item]:
+    """The items among ``entries``, in order: what goes to the scorer."""
+    return [entry for entry in entries if isinstance(entry, Item)]
+
+
+def merged(entries: Sequence[Entry], scored: Sequence[Result]) -> list[Result]:
+    """One result per entry, in order: ``scored`` (one per item, in order) in the items'
+    places, each bad line's own ``invalid`` result in its place. The one way every path
+    (files, embedded jobs, Redis jobs) keeps bad lines where they were."""
+    wanted = sum(1 for entry in entries if isinstance(entry, Item))
+    if len(scored) != wanted:
+        raise ValueError(f"{len(scored)} results for {wanted} items")
+    results = iter(scored)
+    return [next(results) if isinstance(entry, Item) else entry for entry in entries]
+
+
+def batches(entries: Iterator[Entry], size: int) -> Iterator[list[Entry]]:
+    """``entries`` in lists of ``size`` (the last may be shorter)."""
+    while batch := list(islice(entries, size)):
+        yield batch
 
 
 def count_lines(path: Path) -> int:

@@ -30,11 +30,11 @@ from referee.service.execution.fair_queue import Priority, Ticket
 from referee.service.http.errors import Overloaded
 from referee.service.jobs.backend import split_lines
 from referee.service.jobs.catalog import JobCatalog, Progress
-from referee.service.jobs.jsonl import read_items_from
+from referee.service.jobs.jsonl import Entry, items_of, merged, read_items_from
 from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
 from referee.service.jobs.redis_store import CANCELLED_LINE
 from referee.service.jobs.status import JobState, JobStatus
-from referee.verifiers.types import Item, Result, Status
+from referee.verifiers.types import Result, Status
 
 BATCH = 512
 
@@ -226,16 +226,16 @@ class LocalJobs:
             progress.counts[key] = progress.counts.get(key, 0) + 1
         await asyncio.to_thread(self._catalog.advance, job_id, progress)
 
-    async def _score(self, ticket: Ticket, batch: list[Item | Result]) -> list[Result]:
-        items = [entry for entry in batch if isinstance(entry, Item)]
+    async def _score(self, ticket: Ticket, batch: list[Entry]) -> list[Result]:
+        items = items_of(batch)
         while True:
             try:
                 budget = self._dispatcher.budget(None, None, ticket)
-                scored = iter(await self._dispatcher.score(items, budget))
+                scored = await self._dispatcher.score(items, budget)
                 break
             except Overloaded:
                 await asyncio.sleep(0.5)  # interactive requests first; the job waits its turn
-        return [next(scored) if isinstance(entry, Item) else entry for entry in batch]
+        return merged(batch, scored)
 
     async def _fail_rest(self, job_id: str, total: int, progress: Progress, reason: str) -> None:
         failed = Result.failed(Status.ERROR, "job_failed", f"the job runner failed: {reason}")
