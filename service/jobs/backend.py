@@ -47,10 +47,9 @@ class ChunkPlan:
 async def split_lines(body: AsyncIterator[bytes], limit: UploadLimit) -> AsyncIterator[list[bytes]]:
     """Non-blank lines of a streamed upload, in batches; raises as soon as the upload is
     past ``limit`` (`UploadLimit.check`)."""
-    size, pending, batch = 0, b"", []
+    pending, batch = b"", []
     async for chunk in body:
-        size += len(chunk)
-        limit.check(size)
+        limit.check(limit.seen + len(chunk))
         *lines, pending = (pending + chunk).split(b"\n")
         batch += [line for line in lines if line.strip()]
         if len(batch) >= UPLOAD_BATCH:
@@ -151,23 +150,14 @@ class JobService:
     async def _batches(
         self, body: AsyncIterator[bytes], plan: ChunkPlan, limit: UploadLimit
     ) -> AsyncIterator[list[bytes]]:
-        index, pending, batch = 0, b"", []
-        async for chunk in body:
-            plan.size += len(chunk)
-            limit.check(plan.size)
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                if line.strip():
-                    plan.add(index, self._pool_of(line))
-                    batch.append(line)
-                    index += 1
-            if len(batch) >= UPLOAD_BATCH:
-                yield batch
-                batch = []
-        if pending.strip():
-            plan.add(index, self._pool_of(pending))
-            batch.append(pending)
-        yield batch
+        """`split_lines`, planning each line's chunk as it passes."""
+        index = 0
+        async for batch in split_lines(body, limit):
+            for line in batch:
+                plan.add(index, self._pool_of(line))
+                index += 1
+            yield batch
+        plan.size = limit.seen
 
     def _pool_of(self, line: bytes) -> Pool:
         """The pool of the line's verifier; cpu for anything unreadable (it becomes an

@@ -7,7 +7,8 @@ dispatcher in batches and appends results in input order. Progress is committed 
 `JobCatalog` after each batch's results are on disk, so a server killed at any moment
 resumes every unfinished job when it starts again, under the same id, with the same
 counts and results as an uninterrupted run. A job whose results cannot be written (a
-full disk) is ``failed`` with the reason, and resumes at the next start.
+full disk) is ``failed`` with the reason, and tries again from its last committed line
+every `RETRY_S` (and at the next start).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from referee.service.jobs.status import JobState, JobStatus
 from referee.verifiers.types import Result, Status
 
 BATCH = 512
+RETRY_S = 30.0
+"""How often a job whose results could not be written tries again."""
 
 log = logging.getLogger(__name__)
 JOB_TICKET = Ticket(priority=Priority.BATCH)
@@ -65,6 +68,7 @@ class LocalJobs:
         self._quota = quota
         self._catalog = JobCatalog(directory / "jobs.sqlite3")
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.retry_s = RETRY_S
 
     async def start(self) -> None:
         """Resume every job a stopped server left unfinished, oldest first."""
@@ -178,24 +182,32 @@ class LocalJobs:
 
     async def _run(self, job_id: str, total: int, progress: Progress, ticket: Ticket) -> None:
         """Score the job to its end. A results file that cannot be written makes the job
-        ``failed`` (resumed at the next start); any other failure becomes ``error``
-        results for the rest of its lines, so the job still ends with every line."""
-        try:
-            if self._catalog.get(job_id) is not None:
+        ``failed`` with the reason, and it is tried again every `RETRY_S` from its last
+        committed line (space may come back); any other failure becomes ``error`` results
+        for the rest of its lines, so the job still ends with every line."""
+        while True:
+            try:
                 await asyncio.to_thread(self._catalog.set_state, job_id, JobState.RUNNING, None)
-            await self._score_all(job_id, progress, ticket)
-        except asyncio.CancelledError:
-            raise
-        except ResultsUnwritable as exc:
-            log.error("job %s cannot write its results: %s", job_id, exc)
-            reason = f"results cannot be written: {exc}; the job resumes when the server restarts"
-            await asyncio.to_thread(
-                self._catalog.set_state, job_id, JobState.FAILED, time.time(), reason
-            )
-            return
-        except Exception as exc:
-            log.exception("job %s failed", job_id)
-            await self._fail_rest(job_id, total, progress, f"{type(exc).__name__}: {exc}")
+                await self._score_all(job_id, progress, ticket)
+                break
+            except asyncio.CancelledError:
+                raise
+            except ResultsUnwritable as exc:
+                log.error("job %s cannot write its results: %s", job_id, exc)
+                reason = f"results cannot be written: {exc}; retried every {self.retry_s:g} s"
+                when = time.time()
+                await asyncio.to_thread(
+                    self._catalog.set_state, job_id, JobState.FAILED, when, reason
+                )
+                await asyncio.sleep(self.retry_s)
+                record = await asyncio.to_thread(self._catalog.get, job_id)
+                if record is None:
+                    return
+                progress = record.progress  # what is on disk, not what was being tried
+            except Exception as exc:
+                log.exception("job %s failed", job_id)
+                await self._fail_rest(job_id, total, progress, f"{type(exc).__name__}: {exc}")
+                break
         await asyncio.to_thread(self._catalog.set_state, job_id, JobState.DONE, time.time())
 
     async def _score_all(self, job_id: str, progress: Progress, ticket: Ticket) -> None:

@@ -5,8 +5,8 @@ A key may hold at most ``max_jobs`` jobs that have not expired (running or finis
 mode counts uploads). A finished job is deleted early with ``DELETE /v1/jobs/{id}``.
 Embedded mode also keeps ``reserve_bytes`` free on the spool's file system, whatever
 the keys' quotas add up to. Past a limit the upload stops at once: 413 when this one
-upload is over the per-upload size, 429 ``quota_exceeded`` when the key's quota or the
-disk reserve is what ran out.
+upload is over the per-upload size, 429 ``quota_exceeded`` when the key's quota ran out,
+507 ``insufficient_storage`` when the disk reserve did.
 """
 
 from __future__ import annotations
@@ -20,6 +20,12 @@ from referee.service.http.errors import ApiError, PayloadTooLarge
 
 class QuotaExceeded(ApiError):
     status_code, code = 429, "quota_exceeded"
+
+
+class InsufficientStorage(ApiError):
+    """The server's disk has no room for this upload: 507, before the job exists."""
+
+    status_code, code = 507, "insufficient_storage"
 
 
 @dataclass(frozen=True)
@@ -39,9 +45,12 @@ class UploadLimit:
     quota_left: int
     spool: Path | None = None
     reserve_bytes: int = 0
+    seen: int = 0
+    """Bytes checked so far."""
 
     def check(self, size: int) -> None:
         """Raise when ``size`` bytes uploaded so far are past a limit."""
+        self.seen = size
         if size > self.max_upload:
             raise PayloadTooLarge(f"job upload exceeds the limit of {self.max_upload} bytes")
         if size > self.quota_left:
@@ -50,7 +59,10 @@ class UploadLimit:
                 f"({self.quota_left} bytes left); delete finished jobs or wait for them to expire"
             )
         if self.spool is not None and shutil.disk_usage(self.spool).free < self.reserve_bytes:
-            raise QuotaExceeded("the server's job storage is full; retry later")
+            raise InsufficientStorage(
+                "the server's job storage is full (REFEREE_JOB_DISK_RESERVE_BYTES must stay "
+                "free in REFEREE_DATA_DIR); retry later"
+            )
 
 
 def admit(rules: QuotaRules, jobs: int, used: int) -> int:

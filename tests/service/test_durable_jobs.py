@@ -4,6 +4,7 @@ as an uninterrupted run; listing, content types and torn tails."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -13,9 +14,11 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 from fastapi.testclient import TestClient
 
 from referee.service.http.app import create_app
+from referee.service.jobs import local as local_jobs
 from referee.service.jobs.catalog import JobCatalog
 from referee.service.jobs.status import JobState
 from referee.verifiers import Item, score_items
@@ -143,3 +146,34 @@ def test_a_torn_tail_is_cut_when_the_job_resumes(tmp_path: Path) -> None:
         again = client.get(f"/v1/jobs/{job_id}/results").content
     assert again == clean
     assert results.read_bytes() == clean
+
+
+def test_a_job_that_cannot_write_fails_visibly_and_resumes_when_it_can(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk never makes a ``done`` job with missing lines: the job is ``failed``
+    with the reason, and carries on from its last durable line once writes work again."""
+    rows = items(1500)  # three batches
+    real_append = local_jobs._append
+    calls = {"n": 0}
+
+    def full_disk_once(sink: Any, lines: bytes) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second batch finds the disk full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_append(sink, lines)
+
+    monkeypatch.setattr(local_jobs, "_append", full_disk_once)
+    settings = small_settings(cpu_workers=1, data_dir=tmp_path)
+    with TestClient(create_app(settings)) as client:
+        client.app.state.jobs.retry_s = 1.0  # type: ignore[attr-defined]
+        job_id = client.post("/v1/jobs", content=body(rows), headers=NDJSON).json()["id"]
+        states = set()
+        while (seen := client.get(f"/v1/jobs/{job_id}").json())["state"] != "done":
+            states.add(seen["state"])
+            if seen["state"] == "failed":
+                assert "No space left on device" in seen["reason"]
+            time.sleep(0.02)
+        results = client.get(f"/v1/jobs/{job_id}/results").content
+    assert "failed" in states
+    assert comparable(results) == expected(rows)

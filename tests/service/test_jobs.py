@@ -217,5 +217,6 @@ def test_a_keys_stored_bytes_are_capped_while_the_upload_streams(tmp_path: Path)
 def test_uploads_stop_when_the_spool_disk_is_nearly_full(tmp_path: Path) -> None:
     with keyed_app(tmp_path, job_disk_reserve_bytes=1 << 60) as client:
         refused = client.post("/v1/jobs", content=lines(3), headers=ALPHA)
-        assert refused.status_code == 429
+        assert refused.status_code == 507
+        assert refused.json()["error"]["code"] == "insufficient_storage"
         assert "storage is full" in refused.json()["error"]["message"]

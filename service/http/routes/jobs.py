@@ -19,7 +19,7 @@ router = APIRouter(tags=["jobs"])
 
 JobId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="The id POST /v1/jobs gave")]
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorResponse} for code in (401, 404, 409, 413, 415, 429, 503)
+    code: {"model": ErrorResponse} for code in (401, 404, 409, 413, 415, 429, 503, 507)
 }
 
 
