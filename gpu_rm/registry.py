@@ -9,12 +9,11 @@ Importing this module does not import torch.
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
 from typing import Any
 
 from referee.gpu_rm.batcher import Batcher
 from referee.gpu_rm.errors import ModelMisconfigured, ModelUnavailable, UnknownModel
-from referee.gpu_rm.settings import RMSettings, load_settings
+from referee.gpu_rm.settings import RMSettings
 
 
 class ServedModel:
@@ -107,9 +106,3 @@ class ModelRegistry:
             for served in self._served.values():
                 served.batcher.close()
             self._served.clear()
-
-
-@lru_cache(maxsize=1)
-def default_registry() -> ModelRegistry:
-    """The process-wide registry over `load_settings` (read on the first call)."""
-    return ModelRegistry(load_settings())

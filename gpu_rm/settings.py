@@ -1,12 +1,12 @@
 """Reward-model settings: which models exist, where they live, and how the batcher batches.
 
-Read from the environment with the ``REFEREE_RM_`` prefix, lazily, on first use
-(`load_settings`); nothing here runs at import time. Tests build `RMSettings` directly.
+Read from the environment with the ``REFEREE_RM_`` prefix when an `RMSettings` is built
+(once, by `verifiers.engines.EngineSettings.from_env`); nothing here runs at import time.
+Tests build `RMSettings` directly.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -74,9 +74,3 @@ class RMSettings(BaseSettings):
     max_queue_items: int = Field(default=8192, gt=0)
     queue_timeout_s: float = Field(default=60.0, gt=0)
     """An item still queued this long after submission is dropped as ``timeout``."""
-
-
-@lru_cache(maxsize=1)
-def load_settings() -> RMSettings:
-    """The process-wide settings, read from the environment on the first call only."""
-    return RMSettings()

@@ -16,7 +16,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from rich.table import Table
 
 from referee.sandbox.doctor import check_host, failed
-from referee.sandbox.settings import SandboxSettings
 from referee.service.banner import print_banner
 from referee.service.cli_errors import answered, say
 from referee.service.client import Client
@@ -56,9 +55,9 @@ def serve(
     protocol = guarded_protocol(
         settings.header_timeout_s, settings.body_timeout_s, settings.min_body_bytes_per_s
     )
-    registry = default_registry()
+    registry = default_registry(settings.engines)
     executor = build_executor(settings, registry)
-    problems = check_start(executor, registry)
+    problems = check_start(settings, executor, registry)
     print_banner(console, settings, executor.name, problems)
     log_problems(problems)
     uvicorn.run(
@@ -85,7 +84,7 @@ def worker(
     if not settings.broker_url:
         console.print("[red]REFEREE_BROKER_URL is not set: nothing to consume from[/]")
         raise typer.Exit(2)
-    if pool == Pool.SANDBOX and (problem := sandbox_problem(SandboxSettings())):
+    if pool == Pool.SANDBOX and (problem := sandbox_problem(settings.engines.sandbox)):
         console.print(f"[red]the sandbox worker cannot start:[/] {escape(problem)}")
         raise typer.Exit(78)  # EX_CONFIG: an operator's fix, restarting will not help
     default = settings.sandbox_workers if pool == Pool.SANDBOX else settings.cpu_workers
@@ -207,7 +206,11 @@ def doctor(
     """Report which sandbox backends and languages work on this host; exit status 1 when
     the configured backend does not work or no language runs."""
 
-    checks = [check_data_dir(Settings().data_dir), *check_host(smoke=smoke)]
+    settings = Settings()
+    checks = [
+        check_data_dir(settings.data_dir),
+        *check_host(settings.engines.sandbox, smoke=smoke),
+    ]
     table = Table("component", "ok", "detail")
     for check in checks:
         mark = "[green]yes[/]" if check.ok else "[red]no[/]" if check.required else "[yellow]no[/]"

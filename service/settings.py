@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.jobs.quota import QuotaRules
+from referee.verifiers.engines import EngineSettings
 
 
 def default_data_dir() -> Path:
@@ -129,6 +130,10 @@ class Settings(BaseSettings):
     chunk_size: int | None = Field(default=None, ge=1)
     """Items per Celery task for every pool, overriding the per-pool defaults (benchmarks
     use 1 to measure one-task-per-item dispatch)."""
+
+    engines: EngineSettings = Field(default_factory=EngineSettings.from_env, exclude=True)
+    """The scoring engines' own settings (``REFEREE_SANDBOX_*``, ``REFEREE_JUDGE_*``,
+    ``REFEREE_RM_*``, ``REFEREE_SQL_FIXTURES``), read with the rest, handed down."""
 
     @field_validator("api_keys", mode="before")
     @classmethod

@@ -8,9 +8,12 @@ imported.
 
 from __future__ import annotations
 
+from referee.gpu_rm.registry import ModelRegistry
 from referee.verifiers.base import Verifier
 from referee.verifiers.code import CodeVerifier, VerilogVerifier
 from referee.verifiers.code.raw_run import RawRunVerifier
+from referee.verifiers.code.runtime import SandboxHandle
+from referee.verifiers.engines import EngineSettings
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.math import MathVerifier
 from referee.verifiers.python_grader import PythonGraderVerifier
@@ -26,10 +29,13 @@ from referee.verifiers.rules.string_match import StringVerifier
 from referee.verifiers.sql import SqlVerifier
 
 
-def builtin_verifiers() -> list[Verifier]:
-    """Fresh instances of every built-in verifier."""
+def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
+    """Fresh instances of every built-in verifier, configured by ``engines`` (None: read
+    from the environment now). The sandbox verifiers share one lazily made sandbox."""
+    engines = engines or EngineSettings.from_env()
+    sandbox = SandboxHandle(engines.sandbox)
     return [
-        RewardModelVerifier(),
+        RewardModelVerifier(ModelRegistry(engines.rm)),
         StringVerifier(),
         ChoiceVerifier(),
         FormatVerifier(),
@@ -38,19 +44,20 @@ def builtin_verifiers() -> list[Verifier]:
         CompositeVerifier(),
         CalibrationVerifier(),
         MathVerifier(),
-        PythonGraderVerifier(),
-        SqlVerifier(),
-        JudgeVerifier(),
-        CodeVerifier(),
-        VerilogVerifier(),
-        RawRunVerifier(),
+        PythonGraderVerifier(sandbox),
+        SqlVerifier(sandbox, engines.sql_fixtures),
+        JudgeVerifier(settings=engines.judge, settings_error=engines.judge_error),
+        CodeVerifier(sandbox),
+        VerilogVerifier(sandbox),
+        RawRunVerifier(sandbox),
     ]
 
 
-def default_registry() -> Registry:
-    """A fresh registry with the built-in verifiers and every installed plugin."""
+def default_registry(engines: EngineSettings | None = None) -> Registry:
+    """A fresh registry with the built-in verifiers (configured by ``engines``) and every
+    installed plugin."""
     registry = Registry()
-    for verifier in builtin_verifiers():
+    for verifier in builtin_verifiers(engines):
         registry.register(verifier)
     registry.load_entry_points()
     return registry

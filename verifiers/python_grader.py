@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from referee.sandbox import CaseStatus
+from referee.sandbox import CaseStatus, Sandbox
 from referee.verifiers.base import (
     ItemInvalid,
     ItemTimeout,
@@ -27,6 +27,7 @@ from referee.verifiers.base import (
     Params,
     parse_reference,
 )
+from referee.verifiers.code.runtime import SandboxHandle, handle_of
 from referee.verifiers.sandboxed_python import run_python
 from referee.verifiers.types import Item, Pool
 
@@ -59,12 +60,17 @@ class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
     Params = PythonGraderParams
     description = "OpenAI-style python grader: grade(sample, item) run in the sandbox."
 
+    def __init__(self, sandbox: Sandbox | SandboxHandle | None = None) -> None:
+        self._sandbox = handle_of(sandbox)
+
     def check(self, item: Item, params: PythonGraderParams) -> Outcome:
         reference = parse_reference(GraderReference, item.reference)
         text = item.response_text()
         stdin = json.dumps({"sample": sample_of(text), "item": reference.item})
         files = {"grader.py": reference.source}
-        outcome = run_python(HARNESS, stdin, params.timeout_s, params.memory_mb, files)
+        outcome = run_python(
+            self._sandbox.get(), HARNESS, stdin, params.timeout_s, params.memory_mb, files
+        )
         if outcome.status == CaseStatus.TIMEOUT:
             raise ItemTimeout(f"the grader ran longer than {params.timeout_s:g} s")
         score = _score(outcome.stdout)

@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field, ValidationError
 from referee.gpu_rm.batcher import DeadlineExpired, Scored
 from referee.gpu_rm.encoding import Encoded, Rejected, Turn
 from referee.gpu_rm.errors import RewardModelError, UnknownModel
-from referee.gpu_rm.registry import ModelRegistry, ServedModel, default_registry
+from referee.gpu_rm.registry import ModelRegistry, ServedModel
+from referee.gpu_rm.settings import RMSettings
 from referee.verifiers.base import Params, describe_validation_error, echo
 from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
 
@@ -60,7 +61,9 @@ class RewardModelVerifier:
     )
 
     def __init__(self, registry: ModelRegistry | None = None) -> None:
-        self._registry = registry
+        """``registry``: the models to serve (`EngineSettings.rm`); None: the
+        environment's ``REFEREE_RM_*`` settings."""
+        self._registry = registry or ModelRegistry(RMSettings())
 
     @property
     def ref(self) -> str:
@@ -68,7 +71,7 @@ class RewardModelVerifier:
 
     def configuration_problem(self) -> str | None:
         """No model configured, or the ``gpu`` extra missing while some are."""
-        registry = self._registry or _default_registry()
+        registry = self._registry
         if not registry.names():
             return NO_MODELS
         missing = [name for name in ("torch", "transformers") if find_spec(name) is None]
@@ -80,7 +83,7 @@ class RewardModelVerifier:
         """Per configured model: loaded (with its queue), failed with the reason, or not
         loaded yet, and a ``problem`` naming models that failed or whose path holds no
         model. Never loads a model."""
-        registry = self._registry or _default_registry()
+        registry = self._registry
         models = registry.readiness()
         report: dict[str, Any] = {"models": models}
         failed = [f"{name}: {m['reason']}" for name, m in models.items() if m["state"] == "failed"]
@@ -95,7 +98,7 @@ class RewardModelVerifier:
 
     def saturated(self) -> bool:
         """True while a model's batcher queue is full (the gateway answers 429)."""
-        return (self._registry or _default_registry()).saturated()
+        return self._registry.saturated()
 
     def score(self, items: Sequence[Item]) -> list[Result]:
         """`ascore` on a private event loop (in a helper thread if this one runs a loop)."""
@@ -116,7 +119,7 @@ class RewardModelVerifier:
             )
             failed = Result.failed(Status.ERROR, NOT_CONFIGURED, message)
             return [self._finish(item, failed.model_copy(), start) for item in items]
-        registry = self._registry or _default_registry()
+        registry = self._registry
         results: list[Result | None] = [None] * len(items)
         by_model: dict[str, list[tuple[int, Item, RewardModelParams]]] = {}
         for index, item in enumerate(items):
@@ -245,7 +248,3 @@ def _missing_dependency() -> str | None:
     except ImportError as exc:
         return str(exc)
     return None
-
-
-def _default_registry() -> ModelRegistry:
-    return default_registry()

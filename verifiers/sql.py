@@ -2,7 +2,7 @@
 
 ``reference``: ``{"query": gold SQL, "schema": SQL script (DDL and inserts)?,
 "rows": {table: [[...], ...]}?, "fixture": name?}``. A fixture is a ``.sql`` script of
-that name in ``REFEREE_SQL_FIXTURES`` (a directory), run before ``schema``. The
+that name in the ``fixtures`` directory (``REFEREE_SQL_FIXTURES``), run before ``schema``. The
 database is built fresh for each item in an in-memory SQLite inside the sandbox; the
 gold query and the response's query (the last ```sql block, else the whole response)
 run against it, and their result sets are compared: as ordered lists when the gold
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from referee.sandbox import CaseStatus
+from referee.sandbox import CaseStatus, Sandbox
 from referee.verifiers.base import (
     ItemError,
     ItemInvalid,
@@ -35,6 +34,7 @@ from referee.verifiers.base import (
     Params,
     parse_reference,
 )
+from referee.verifiers.code.runtime import SandboxHandle, handle_of
 from referee.verifiers.sandboxed_python import run_python
 from referee.verifiers.types import Item, Pool
 
@@ -88,18 +88,24 @@ class SqlVerifier(ItemVerifier[SqlParams]):
     Params = SqlParams
     description = "SQLite execution accuracy: the predicted query's result set vs the gold one's."
 
+    def __init__(
+        self, sandbox: Sandbox | SandboxHandle | None = None, fixtures: Path | None = None
+    ) -> None:
+        self._sandbox = handle_of(sandbox)
+        self._fixtures = fixtures
+
     def check(self, item: Item, params: SqlParams) -> Outcome:
         reference = parse_reference(SqlReference, item.reference)
         predicted = extract_sql(item.response_text())
         if not predicted.strip():
             return Outcome(reward=0.0, details={"reason": "no SQL in the response"})
         job = {
-            "setup": _fixture(reference.fixture) + reference.schema_,
+            "setup": _fixture(self._fixtures, reference.fixture) + reference.schema_,
             "rows": reference.rows,
             "gold": reference.query,
             "pred": predicted,
         }
-        out = _execute(job, params.timeout_s)
+        out = _execute(self._sandbox.get(), job, params.timeout_s)
         if "setup_error" in out:
             raise ItemInvalid("invalid_reference", f"reference.schema: {out['setup_error']}")
         if "error" in out["gold"]:
@@ -155,18 +161,17 @@ def _normal(row: list[Any], tol: float) -> tuple[Any, ...]:
     return tuple(cell(v) for v in row)
 
 
-def _fixture(name: str | None) -> str:
+def _fixture(directory: Path | None, name: str | None) -> str:
     if name is None:
         return ""
-    directory = os.environ.get("REFEREE_SQL_FIXTURES")
-    path = Path(directory) / f"{name}.sql" if directory else None
+    path = directory / f"{name}.sql" if directory else None
     if path is None or not path.is_file():
         raise ItemInvalid("invalid_reference", f"reference.fixture: no fixture {name!r}")
     return path.read_text() + "\n"
 
 
-def _execute(job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    outcome = run_python(HARNESS, json.dumps(job), timeout_s, memory_mb=512)
+def _execute(sandbox: Sandbox, job: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    outcome = run_python(sandbox, HARNESS, json.dumps(job), timeout_s, memory_mb=512)
     out: dict[str, Any] = {}
     for line in outcome.stdout.splitlines():
         try:

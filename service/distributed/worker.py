@@ -48,7 +48,7 @@ class WorkerEngine:
 
     def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
         self.settings = settings
-        self.registry = registry or default_registry()
+        self.registry = registry or default_registry(settings.engines)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()

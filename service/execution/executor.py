@@ -59,10 +59,13 @@ class EmbeddedExecutor:
 
     def __init__(self, settings: Settings, registry: Registry) -> None:
         self._registry = registry
+        self._sandbox_settings = settings.engines.sandbox
         self._pools = {
-            Pool.CPU: ProcessPool("cpu", settings.cpu_workers, settings.worker_memory_mb),
+            Pool.CPU: ProcessPool(
+                "cpu", settings.cpu_workers, settings.worker_memory_mb, settings.engines
+            ),
             Pool.SANDBOX: ProcessPool(
-                "sandbox", settings.sandbox_workers, settings.worker_memory_mb
+                "sandbox", settings.sandbox_workers, settings.worker_memory_mb, settings.engines
             ),
         }
         self._started: set[Pool] = set()
@@ -75,7 +78,9 @@ class EmbeddedExecutor:
         for pool in list(self._started):
             await asyncio.to_thread(self._pools[pool].close)
         self._started.clear()
-        await asyncio.to_thread(sweep_leftovers)  # workers that had to be killed to stop
+        await asyncio.to_thread(
+            sweep_leftovers, self._sandbox_settings
+        )  # workers that had to be killed to stop
 
     async def run(
         self,

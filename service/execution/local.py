@@ -35,7 +35,7 @@ class LocalScorer:
         if multiprocessing.parent_process() is not None:
             raise UnguardedScript(UNGUARDED)
         self.settings = settings or Settings()
-        registry = default_registry()
+        registry = default_registry(self.settings.engines)
         self._executor = EmbeddedExecutor(self.settings, registry)
         metrics = Metrics(self._executor.readiness)
         self._dispatcher = Dispatcher(self.settings, registry, self._executor, metrics)

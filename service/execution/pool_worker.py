@@ -26,6 +26,7 @@ from referee.verifiers.base import ItemVerifier
 from referee.verifiers.batch import score_items
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.code.runtime import sweep_leftovers
+from referee.verifiers.engines import EngineSettings
 from referee.verifiers.registry import Registry, UnknownVerifier
 from referee.verifiers.types import Item, Result
 
@@ -34,11 +35,13 @@ IDLE = -1.0
 READY = "ready"
 
 
-def serve(conn: Connection, progress: SynchronizedArray[Any], memory_mb: int) -> None:
+def serve(
+    conn: Connection, progress: SynchronizedArray[Any], memory_mb: int, engines: EngineSettings
+) -> None:
     """Score batches from ``conn`` until told to stop or the pipe closes."""
     _limit_memory(memory_mb)
-    registry = default_registry()
-    sweep_leftovers()  # this worker may replace one that was killed mid-run
+    registry = default_registry(engines)
+    sweep_leftovers(engines.sandbox)  # this worker may replace one that was killed mid-run
     conn.send(READY)
     while True:
         try:

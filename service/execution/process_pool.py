@@ -30,6 +30,7 @@ import time
 from referee.service.execution.fair_queue import ANONYMOUS, FairQueue, Ticket
 from referee.service.execution.pool_task import PoolTask, WorkerStartError, expired, finish
 from referee.service.execution.worker_slot import PoolSpec, WorkerSlot
+from referee.verifiers.engines import EngineSettings
 from referee.verifiers.types import Item, Result, Status
 
 GRACE_S = 0.2
@@ -41,14 +42,17 @@ __all__ = ["ProcessPool", "WorkerStartError"]
 class ProcessPool:
     """``size`` worker processes fed from one queue of chunks. Start before use."""
 
-    def __init__(self, name: str, size: int, memory_mb: int) -> None:
+    def __init__(
+        self, name: str, size: int, memory_mb: int, engines: EngineSettings | None = None
+    ) -> None:
         self.name = name
         self.size = size
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(
             ["referee.verifiers.builtin", "referee.service.execution.pool_worker"]
         )
-        self._spec = PoolSpec(ctx, FairQueue(size), name, memory_mb)
+        engines = engines or EngineSettings.from_env()
+        self._spec = PoolSpec(ctx, FairQueue(size), name, memory_mb, engines)
         self._fair = self._spec.fair
         self._slots: list[WorkerSlot] = []
 

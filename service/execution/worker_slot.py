@@ -18,6 +18,7 @@ from referee.service.execution import pool_worker
 from referee.service.execution.fair_queue import FairQueue, Ticket
 from referee.service.execution.pipe_codec import pack_items, unpack_results
 from referee.service.execution.pool_task import PoolTask, WorkerStartError, finish
+from referee.verifiers.engines import EngineSettings
 from referee.verifiers.types import Status
 
 log = logging.getLogger(__name__)
@@ -31,12 +32,14 @@ BOOT_TIMEOUT_S = 60.0
 @dataclass
 class PoolSpec:
     """What a slot needs of its pool: the process context, the queue it serves, the
-    pool's name and memory cap, and whether the pool is closing."""
+    pool's name and memory cap, the engines' settings its workers get, and whether the
+    pool is closing."""
 
     ctx: ForkServerContext
     fair: FairQueue[PoolTask]
     name: str
     memory_mb: int
+    engines: EngineSettings
     closing: bool = False
 
 
@@ -63,7 +66,7 @@ class WorkerSlot:
         self.progress[0] = pool_worker.IDLE
         self.process = self.pool.ctx.Process(
             target=pool_worker.serve,
-            args=(child, self.progress, self.pool.memory_mb),
+            args=(child, self.progress, self.pool.memory_mb, self.pool.engines),
             name=f"referee-{self.pool.name}-worker",
             daemon=True,
         )

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
-from referee.sandbox.settings import SandboxSettings
 from referee.service.distributed.executor import CeleryExecutor
 from referee.service.execution.dispatch import Dispatcher
 from referee.service.execution.executor import EmbeddedExecutor, Executor
@@ -56,7 +55,7 @@ def create_app(
     ``problems`` when the start-up check already ran (`referee serve` prints it first);
     otherwise the app runs it as it starts."""
     settings = settings or Settings()
-    registry = registry or default_registry()
+    registry = registry or default_registry(settings.engines)
     executor = executor or build_executor(settings, registry)
     metrics = Metrics(executor.readiness, registry.all())
 
@@ -64,7 +63,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         found = problems
         if found is None:
-            found = await asyncio.to_thread(check_start, executor, registry)
+            found = await asyncio.to_thread(check_start, settings, executor, registry)
             log_problems(found)
         app.state.dispatcher.disable(found)
         await executor.start()
@@ -111,12 +110,12 @@ def create_app(
     return app
 
 
-def check_start(executor: Executor, registry: Registry) -> list[Problem]:
+def check_start(settings: Settings, executor: Executor, registry: Registry) -> list[Problem]:
     """The start-up check for this executor: everything here when embedded; with the
     distributed executor, sandbox and verifiers are the workers' to check."""
     if isinstance(executor, CeleryExecutor):
         return find_problems(None, None)
-    return find_problems(registry, SandboxSettings())
+    return find_problems(registry, settings.engines.sandbox)
 
 
 def log_problems(problems: list[Problem]) -> None:

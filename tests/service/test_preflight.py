@@ -223,3 +223,21 @@ def test_judge_settings_that_fail_to_parse_are_not_configured(tmp_path: Path) ->
     problem, outcome = done.stdout.strip().splitlines()
     assert problem.startswith("judge settings:")
     assert outcome == "not_configured False"
+
+
+def test_unparsable_judge_settings_disable_only_the_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engine settings are read once with the service's; a judge setting that does not
+    parse must not stop the service: judge items say why, everything else scores."""
+    monkeypatch.setenv("REFEREE_JUDGE_PROFILES", '{"local": {"model": "m"}}')  # no base_url
+    settings = small_settings()
+    assert settings.engines.judge is None and "base_url" in (settings.engines.judge_error or "")
+    with TestClient(create_app(settings)) as client:
+        items = [
+            {"verifier": "judge", "response": "x", "reference": {"rubric": []}},
+            {"verifier": "math", "response": "\\boxed{2}", "reference": "2"},
+        ]
+        judge, math = client.post("/v1/score", json={"items": items}).json()["results"]
+        problems = {p["component"]: p for p in client.get("/readyz").json()["problems"]}
+    assert judge["error"]["code"] == "not_configured" and "base_url" in judge["error"]["message"]
+    assert math["reward"] == 1.0
+    assert "base_url" in problems["verifier:judge"]["message"]

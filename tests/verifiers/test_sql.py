@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from referee.verifiers import Status
-from referee.verifiers.sql import extract_sql, has_order_by, same_results
+from referee.verifiers import Item, Status
+from referee.verifiers.sql import SqlVerifier, extract_sql, has_order_by, same_results
 
 SCHEMA = """
 CREATE TABLE emp (id INTEGER PRIMARY KEY, name TEXT, dept TEXT, salary REAL);
@@ -79,13 +79,27 @@ def test_unusable_references_are_invalid(score, reference, field) -> None:  # ty
     assert field in result.error.message
 
 
-def test_fixture_files(score, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_fixture_files(tmp_path: Path) -> None:
+    """Fixtures come from the directory the verifier is given (`EngineSettings`)."""
     (tmp_path / "shop.sql").write_text(
         "CREATE TABLE item (p REAL); INSERT INTO item VALUES (2.5), (4);"
     )
-    monkeypatch.setenv("REFEREE_SQL_FIXTURES", str(tmp_path))
-    result = score("sql", "SELECT SUM(p) FROM item", {"fixture": "shop", "query": "SELECT 6.5"})
+    verifier = SqlVerifier(fixtures=tmp_path)
+    reference = {"fixture": "shop", "query": "SELECT 6.5"}
+    [result] = verifier.score(
+        [Item(verifier="sql", response="SELECT SUM(p) FROM item", reference=reference)]
+    )
     assert (result.status, result.reward) == (Status.OK, 1.0)
+    [missing] = SqlVerifier().score(
+        [
+            Item(
+                verifier="sql",
+                response="SELECT 1",
+                reference={"fixture": "shop", "query": "SELECT 1"},
+            )
+        ]
+    )
+    assert missing.status == Status.INVALID and "no fixture 'shop'" in missing.error.message  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from referee.sandbox import Case, CaseStatus, Limits, Program, RunReport, SandboxStatus
+from referee.sandbox import Case, CaseStatus, Limits, Program, RunReport, Sandbox, SandboxStatus
 from referee.verifiers.code.comparison import Comparator, Match, Tolerance, compare
-from referee.verifiers.code.runtime import shared_sandbox
 
 
 @dataclass(frozen=True)
@@ -29,6 +28,7 @@ class Execution:
 
 
 def execute(
+    sandbox: Sandbox,
     program: Program,
     cases: Sequence[Case],
     limits: Limits,
@@ -36,10 +36,10 @@ def execute(
     how: Comparator = "lines",
     tolerance: Tolerance | None = None,
 ) -> Execution:
-    """Run ``program`` on ``cases`` in this process's sandbox; ``expected[i]`` (or None)
+    """Run ``program`` on ``cases`` in ``sandbox``; ``expected[i]`` (or None)
     is compared with case i's stdout using ``how``."""
     tol = tolerance or Tolerance()
-    report = shared_sandbox().run(program, cases, limits)
+    report = sandbox.run(program, cases, limits)
     verdicts: list[Match | None] = [None] * len(cases)
     if report.sandbox_status is SandboxStatus.OK:
         for index, (outcome, want) in enumerate(zip(report.cases, expected, strict=False)):
@@ -62,11 +62,11 @@ class RunSpec(BaseModel):
     abs_tol: float = Field(default=0.0, ge=0)
     rel_tol: float = Field(default=0.0, ge=0)
 
-    def run(self) -> Execution:
-        """`execute` this spec (blocking; same errors)."""
+    def run(self, sandbox: Sandbox) -> Execution:
+        """`execute` this spec in ``sandbox`` (blocking; same errors)."""
         tolerance = Tolerance(self.abs_tol, self.rel_tol)
         return execute(
-            self.program, self.cases, self.limits, self.expected, self.compare, tolerance
+            sandbox, self.program, self.cases, self.limits, self.expected, self.compare, tolerance
         )
 
 

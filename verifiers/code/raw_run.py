@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from referee.sandbox import Sandbox
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, parse_reference
 from referee.verifiers.code.execution import RunSpec, encode_execution
-from referee.verifiers.code.runtime import require_ok
+from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.types import Item, Pool
 
 RAW_RUN = "sandbox.run"
@@ -38,10 +39,13 @@ class RawRunVerifier(ItemVerifier[RawRunParams]):
     internal: ClassVar[bool] = True
     description = "Internal: a raw sandbox run for POST /v1/run and /run_code."
 
+    def __init__(self, sandbox: Sandbox | SandboxHandle | None = None) -> None:
+        self._sandbox = handle_of(sandbox)
+
     def check(self, item: Item, params: RawRunParams) -> Outcome:
         spec = parse_reference(RunSpec, item.reference)
         try:
-            done = spec.run()
+            done = spec.run(self._sandbox.get())
         except ValueError as exc:
             raise ItemInvalid("invalid_run", str(exc)) from None
         require_ok(done.report)  # a broken sandbox is an error result, never a run

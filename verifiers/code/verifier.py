@@ -27,7 +27,7 @@ from referee.verifiers.code.checker import Judged, run_checker
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
 from referee.verifiers.code.harness import Plan, build_plan, check_supported
-from referee.verifiers.code.runtime import require_ok, shared_sandbox
+from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.code.suite import Suite, parse_suite
 from referee.verifiers.code.verdicts import Rules, Verdict, judge, skipped, summarise
 from referee.verifiers.types import Item, Pool
@@ -108,13 +108,13 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         "special-judge checkers) in the sandbox; pass rate, all-or-nothing or IOI subtasks."
     )
 
-    def __init__(self, sandbox: Sandbox | None = None) -> None:
-        self._sandbox = sandbox
+    def __init__(self, sandbox: Sandbox | SandboxHandle | None = None) -> None:
+        self._sandbox = handle_of(sandbox)
 
     @property
     def sandbox(self) -> Sandbox:
         """The given sandbox, else this process's shared one (created on first use)."""
-        return self._sandbox or shared_sandbox()
+        return self._sandbox.get()
 
     def check(self, item: Item, params: CodeParams) -> Outcome:
         suite = parse_suite(item.reference)

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.code.extraction import extract_code
-from referee.verifiers.code.runtime import require_ok, shared_sandbox
+from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.types import Item, Pool
 
 OUTPUT_CHARS = 2000
@@ -50,8 +50,8 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
     Params = VerilogParams
     description = "Simulate the response's Verilog design under the reference testbench (iverilog)."
 
-    def __init__(self, sandbox: Sandbox | None = None) -> None:
-        self._sandbox = sandbox
+    def __init__(self, sandbox: Sandbox | SandboxHandle | None = None) -> None:
+        self._sandbox = handle_of(sandbox)
 
     def check(self, item: Item, params: VerilogParams) -> Outcome:
         testbench = _testbench(item.reference)
@@ -63,7 +63,7 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
             found.code.encode("utf-8")
         except UnicodeEncodeError:
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
-        sandbox = self._sandbox or shared_sandbox()
+        sandbox = self._sandbox.get()
         limits = Limits(
             wall_s=params.time_limit_s, cpu_s=params.time_limit_s, memory_mb=params.memory_mb
         )

@@ -80,9 +80,16 @@ class JudgeVerifier:
         self,
         profiles: Mapping[str, JudgeProfile] | None = None,
         item_deadline_s: float | None = None,
+        settings: JudgeSettings | None = None,
+        settings_error: str | None = None,
     ) -> None:
+        """``profiles``/``item_deadline_s`` as given (tests), else from ``settings``
+        (`EngineSettings.judge`); ``settings_error``: why the settings did not parse (every
+        item is then ``not_configured``). With neither, the environment's settings."""
         self._profiles = dict(profiles) if profiles is not None else None
         self._deadline_s = item_deadline_s
+        self._settings = settings
+        self._settings_error = settings_error
         self._lock = threading.Lock()
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Session] = (
             weakref.WeakKeyDictionary()
@@ -242,14 +249,21 @@ class JudgeVerifier:
 
     def _load_profiles(self) -> dict[str, JudgeProfile]:
         if self._profiles is None:
-            settings = JudgeSettings()
+            settings = self._judge_settings()
             self._profiles = settings.all_profiles()
             self._deadline_s = self._deadline_s or settings.item_deadline_s
         return self._profiles
 
+    def _judge_settings(self) -> JudgeSettings:
+        if self._settings_error is not None:
+            raise ValueError(self._settings_error.removeprefix("judge settings: "))
+        if self._settings is None:
+            self._settings = JudgeSettings()
+        return self._settings
+
     def _item_deadline(self) -> float:
         if self._deadline_s is None:
-            self._deadline_s = JudgeSettings().item_deadline_s
+            self._deadline_s = self._judge_settings().item_deadline_s
         return self._deadline_s
 
 
