@@ -37,6 +37,7 @@ from referee.sandbox.backends.base import Execution, base_env
 from referee.sandbox.backends.bwrap import isolation_args
 from referee.sandbox.identity import HostIdentity, IdentityPool, as_user
 from referee.sandbox.output import CappedOutput
+from referee.sandbox.pyfast.wire import CaseReport, CaseRequest
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.types import Case, Limits, Program, SandboxFailure
 
@@ -194,18 +195,17 @@ class ForkServer:
     def execute(self, program: Program, case: Case, limits: Limits) -> Execution:
         """Run one case of a python3 program. Raises SandboxFailure if the server breaks."""
         files = {**program.files, **case.files, "main.py": program.source}
-        header = json.dumps(
-            {
-                "files": files,
-                "argv": case.argv,
-                "wall_s": limits.wall_s,
-                "cpu_s": max(1, round(limits.cpu_s + 0.499)),
-                "memory_bytes": limits.memory_mb << 20,
-                "fsize_bytes": limits.file_size_mb << 20,
-                "processes": limits.processes,
-                "disk_bytes": limits.disk_mb << 20,
-            }
-        ).encode()
+        request = CaseRequest(
+            files=files,
+            argv=case.argv,
+            wall_s=limits.wall_s,
+            cpu_s=max(1, round(limits.cpu_s + 0.499)),
+            memory_bytes=limits.memory_mb << 20,
+            fsize_bytes=limits.file_size_mb << 20,
+            processes=limits.processes,
+            disk_bytes=limits.disk_mb << 20,
+        )
+        header = json.dumps(request).encode()
         if len(header) > _SERVER_ARGV_LIMIT:
             raise SandboxFailure("program too large for the fast path")
         stdin_r, stdin_w = os.pipe()
@@ -369,7 +369,7 @@ def _collect(
         owned.discard(stdin_w)
         os.close(stdin_w)
     deadline = time.monotonic() + limits.wall_s + _GRACE_S
-    result: dict[str, object] | None = None
+    result: CaseReport | None = None
     try:
         while result is None or streams:
             timeout = deadline - time.monotonic()
@@ -394,19 +394,19 @@ def _collect(
     if "error" in result:
         raise SandboxFailure(f"fast path: {result['error']}")
     return Execution(
-        returncode=int(result["returncode"]),  # type: ignore[call-overload]
+        returncode=int(result["returncode"]),
         stdout=output.bytes("stdout"),
         stderr=output.bytes("stderr"),
-        wall_s=float(result["wall_s"]),  # type: ignore[arg-type]
-        cpu_s=float(result["cpu_s"]),  # type: ignore[arg-type]
-        memory_kb=int(result["maxrss_kb"]),  # type: ignore[call-overload]
+        wall_s=float(result["wall_s"]),
+        cpu_s=float(result["cpu_s"]),
+        memory_kb=int(result["maxrss_kb"]),
         timed_out=bool(result["timed_out"]),
         output_exceeded=output.exceeded,
         oom_killed=False,
     )
 
 
-def _result(ctl: socket.socket, output_exceeded: bool) -> dict[str, object]:
+def _result(ctl: socket.socket, output_exceeded: bool) -> CaseReport:
     """The server's JSON report on the case. After an output-limit kill the socket may be reset
     before it answers: the case was still killed for its output, which is what counts."""
     try:
@@ -414,11 +414,11 @@ def _result(ctl: socket.socket, output_exceeded: bool) -> dict[str, object]:
     except OSError:
         raw = b""
     if raw:
-        loaded: dict[str, object] = json.loads(raw)
+        loaded: CaseReport = json.loads(raw)
         return loaded
     if output_exceeded:
-        return {"returncode": -9, "wall_s": 0.0, "cpu_s": 0.0, "maxrss_kb": 0, "timed_out": False}
-    return {"error": "the server closed the case without a result"}
+        return CaseReport(returncode=-9, wall_s=0.0, cpu_s=0.0, maxrss_kb=0, timed_out=False)
+    return CaseReport(error="the server closed the case without a result")
 
 
 def _feed(sel: selectors.BaseSelector, fd: int, pending: memoryview) -> memoryview:

@@ -8,7 +8,7 @@ dicts and are rebuilt without validation, exactly as pydantic's own unpickling d
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
@@ -20,6 +20,21 @@ _STATUS = {status.value: status for status in Status}
 _ITEM_FIELDS = frozenset(Item.model_fields)
 _RESULT_FIELDS = frozenset(Result.model_fields)
 _ERROR_FIELDS = frozenset(ErrorInfo.model_fields)
+
+
+class ItemsMessage(NamedTuple):
+    """Parent -> worker: items to score, with their indices in the parent's task (a
+    ``None`` message instead tells the worker to exit)."""
+
+    indices: list[int]
+    items: list[dict[str, Any]]
+
+
+class ResultsMessage(NamedTuple):
+    """Worker -> parent: results for a prefix of what remains, with their indices."""
+
+    indices: list[int]
+    results: list[dict[str, Any]]
 
 
 def rebuild(cls: type[M], fields: frozenset[str], values: dict[str, Any]) -> M:

@@ -21,7 +21,12 @@ from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import SynchronizedArray
 from typing import Any
 
-from referee.service.execution.pipe_codec import pack_results, unpack_items
+from referee.service.execution.pipe_codec import (
+    ItemsMessage,
+    ResultsMessage,
+    pack_results,
+    unpack_items,
+)
 from referee.verifiers.base import ItemVerifier
 from referee.verifiers.batch import score_items
 from referee.verifiers.builtin import default_registry
@@ -50,7 +55,7 @@ def serve(
             return
         if message is None:
             return
-        indices, packed = message
+        indices, packed = ItemsMessage(*message)
         _score(conn, progress, registry, indices, unpack_items(packed))
 
 
@@ -77,7 +82,7 @@ def _score(
         done += results
         now = time.monotonic()
         if now - last_flush >= FLUSH_S or stop == len(items):
-            conn.send((done_idx, pack_results(done)))
+            conn.send(ResultsMessage(done_idx, pack_results(done)))
             done_idx, done, last_flush = [], [], now
 
 

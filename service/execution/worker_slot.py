@@ -16,7 +16,12 @@ from typing import Any
 
 from referee.service.execution import pool_worker
 from referee.service.execution.fair_queue import FairQueue, Ticket
-from referee.service.execution.pipe_codec import pack_items, unpack_results
+from referee.service.execution.pipe_codec import (
+    ItemsMessage,
+    ResultsMessage,
+    pack_items,
+    unpack_results,
+)
 from referee.service.execution.pool_task import PoolTask, WorkerStartError, finish
 from referee.verifiers.engines import EngineSettings
 from referee.verifiers.types import Status
@@ -129,7 +134,7 @@ class WorkerSlot:
             assert self.conn is not None
             self.progress[0] = pool_worker.IDLE
             batch = self.sent = pending[:SUB_BATCH]
-            self.conn.send((batch, pack_items([task.items[i] for i in batch])))
+            self.conn.send(ItemsMessage(batch, pack_items([task.items[i] for i in batch])))
             self._collect(task, batch)
         if not task.pending() and not task.future.done():
             task.future.set_result([r for r in task.results if r is not None])
@@ -144,7 +149,7 @@ class WorkerSlot:
             try:
                 ready = self.conn.poll(POLL_S)
                 if ready:
-                    indices, packed = self.conn.recv()
+                    indices, packed = ResultsMessage(*self.conn.recv())
                     results = unpack_results(packed)
             except (EOFError, OSError):
                 self._on_death(task)
