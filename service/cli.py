@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -18,6 +17,7 @@ from rich.table import Table
 from referee.sandbox.doctor import check_host, failed
 from referee.service.banner import print_banner
 from referee.service.cli_errors import answered, say
+from referee.service.cli_jobs import score_as_job, sidecar
 from referee.service.client import Client
 from referee.service.data_dir import check_data_dir
 from referee.service.distributed.consumer import run_worker
@@ -108,6 +108,14 @@ def score(
 ) -> None:
     """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order."""
     with answered(console, server):
+        if server and output and sidecar(output).exists():
+            if resume:
+                _score_as_job(source, output, server, api_key, reattach=True)
+                return
+            if not overwrite:
+                job = sidecar(output).read_text().strip()
+                say(console, f"job {job} was started for {output}: --resume or --overwrite")
+            sidecar(output).unlink()
         start = _resume_point(source, output, resume, overwrite)
         _score(source, output, server, api_key, batch_size, job_threshold, start)
 
@@ -123,7 +131,7 @@ def _score(
 ) -> None:
     total = count_lines(source)
     if server and total > job_threshold and not start.done:
-        _score_as_job(source, output, server, api_key, total)
+        _score_as_job(source, output, server, api_key, reattach=False)
         return
     with ExitStack() as stack:
         sink: BinaryIO = sys.stdout.buffer
@@ -162,23 +170,13 @@ def _resume_point(source: Path, output: Path | None, resume: bool, overwrite: bo
 
 
 def _score_as_job(
-    source: Path, output: Path | None, server: str, api_key: str | None, total: int
+    source: Path, output: Path | None, server: str, api_key: str | None, reattach: bool
 ) -> None:
-
-    with Client(server, api_key) as client, _progress(total) as progress:
-        task = progress.add_task("uploading", total=total)
-        job_id = client.submit_job(source)
-        console.print(f"job {job_id}: {total} items uploaded, scored on the server")
-        progress.update(task, description=f"job {job_id[:8]}")
-        while (status := client.job(job_id))["state"] not in ("done", "cancelled", "failed"):
-            progress.update(task, completed=status["done"])
-            time.sleep(0.5)
-        progress.update(task, completed=status["done"])
-        if status["state"] == "failed":
-            say(console, f"job {job_id} failed: {status.get('reason')}")
-        with ExitStack() as stack:
-            sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
-            client.job_results(job_id, sink)
+    with ExitStack() as stack:
+        client = stack.enter_context(Client(server, api_key))
+        progress = stack.enter_context(_progress(1))
+        sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
+        score_as_job(client, source, output, sink, progress, console, reattach)
     if output is not None:
         summary = Summary()
         for result in read_results(output):

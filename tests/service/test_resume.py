@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from tests.conftest import REPO
+from tests.conftest import REPO, start_server, stop_server
 
 
 def referee(*args: str) -> subprocess.CompletedProcess[str]:
@@ -106,3 +106,32 @@ def test_killed_twice_the_run_still_has_every_line_once(tmp_path: Path) -> None:
     done = referee("score", str(items), "-o", str(out), "--resume")
     assert done.returncode == 0, done.stderr
     assert comparable(out) == comparable(whole)
+
+
+def test_a_server_job_run_reattaches_to_its_job(tmp_path: Path) -> None:
+    items = write_items(tmp_path / "items.jsonl", 3000)
+    whole, out = tmp_path / "whole.jsonl", tmp_path / "out.jsonl"
+    assert referee("score", str(items), "-o", str(whole)).returncode == 0
+    proc, url = start_server({"REFEREE_DATA_DIR": str(tmp_path / "data")})
+    try:
+        args = ["score", str(items), "-o", str(out), "--server", url, "--job-threshold", "10"]
+        run = subprocess.Popen(
+            [sys.executable, "-m", "referee.service", *args], cwd=REPO,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        job_file = tmp_path / "out.jsonl.job"
+        deadline = time.monotonic() + 60
+        while not job_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.killpg(run.pid, signal.SIGKILL)  # the job is on the server; this run is gone
+        run.wait(timeout=30)
+        job_id = job_file.read_text().strip()
+        refused = referee(*args)
+        assert refused.returncode == 1 and job_id in refused.stderr and "--resume" in refused.stderr
+        resumed = referee(*args, "--resume")
+    finally:
+        stop_server(proc)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"reattached to job {job_id}" in resumed.stderr
+    assert comparable(out) == comparable(whole)
+    assert not job_file.exists()
