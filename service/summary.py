@@ -15,11 +15,15 @@ class Summary:
     reward_count: Counter[str] = field(default_factory=Counter)
 
     def add(self, result: Result) -> None:
-        self.by_status[result.status.value] += 1
-        if result.status == Status.OK and result.reward is not None:
-            verifier = result.verifier or "?"
-            self.reward_sum[verifier] += result.reward
-            self.reward_count[verifier] += 1
+        self.count(result.status.value, result.reward, result.verifier)
+
+    def count(self, status: str, reward: float | None, verifier: str | None) -> None:
+        """`add` for a result known by its fields (a results file read back, unparsed)."""
+        self.by_status[status] += 1
+        if status == Status.OK and reward is not None:
+            name = verifier or "?"
+            self.reward_sum[name] += reward
+            self.reward_count[name] += 1
 
     def mean_rewards(self) -> dict[str, tuple[int, float]]:
         """Verifier -> (ok items, mean reward over them)."""

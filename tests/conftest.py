@@ -79,7 +79,9 @@ def start_server(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[by
         env=full_env,
         cwd=REPO,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        # A file, never a pipe nobody reads: once a pipe's buffer is full of log lines,
+        # the server blocks on its next one (seen after ~320 logged 4xx answers).
+        stderr=tempfile.TemporaryFile(prefix="referee-serve-", suffix=".log"),
     )
     url = f"http://127.0.0.1:{port}"
     try:

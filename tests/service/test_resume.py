@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from referee.service.jobs.resume import find_resume_point
 from tests.conftest import REPO, start_server, stop_server
 
 
@@ -135,3 +136,22 @@ def test_a_server_job_run_reattaches_to_its_job(tmp_path: Path) -> None:
     assert f"reattached to job {job_id}" in resumed.stderr
     assert comparable(out) == comparable(whole)
     assert not job_file.exists()
+
+
+def test_a_line_that_only_looks_like_an_item_resumes_as_its_invalid_result(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "in.jsonl"
+    rows = [
+        {"id": "a", "verifier": "string", "response": "x", "reference": "x"},
+        {"id": "b", "verifier": "string", "response": 5},  # JSON, but not a valid item
+        {"id": "c", "verifier": "string", "response": "y", "reference": "x"},
+    ]
+    source.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    out = tmp_path / "out.jsonl"
+    assert referee("score", str(source), "-o", str(out)).returncode == 0
+    two = out.read_bytes().splitlines(keepends=True)[:2]
+    out.write_bytes(b"".join(two))
+    point = find_resume_point(source, out)
+    assert (point.done, point.size) == (2, len(b"".join(two)))
+    assert dict(point.summary.by_status) == {"ok": 1, "invalid": 1}
