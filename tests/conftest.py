@@ -65,24 +65,25 @@ def start_server(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[by
     """``referee serve`` as a real subprocess on a free loopback port."""
     port = free_port()
     full_env = {**os.environ, "REFEREE_CPU_WORKERS": "2", **(env or {})}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "referee.service",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env=full_env,
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        # A file, never a pipe nobody reads: once a pipe's buffer is full of log lines,
-        # the server blocks on its next one (seen after ~320 logged 4xx answers).
-        stderr=tempfile.TemporaryFile(prefix="referee-serve-", suffix=".log"),
-    )
+    # A file, never a pipe nobody reads: once a pipe's buffer is full of log lines, the
+    # server blocks on its next one (seen after ~320 logged 4xx answers).
+    with tempfile.TemporaryFile(prefix="referee-serve-", suffix=".log") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "referee.service",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            env=full_env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{url}/healthz")
