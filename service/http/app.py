@@ -18,6 +18,7 @@ from referee.service.http.disconnect import CancelOnDisconnect
 from referee.service.http.docs import ASSETS, DOCS_PATHS, install_docs
 from referee.service.http.errors import install_error_handlers
 from referee.service.http.middleware import RequestObserver
+from referee.service.http.path_key import PathKey
 from referee.service.http.rate_limit import RateLimiter
 from referee.service.http.responses import JSONBytes
 from referee.service.http.routes import graders, health, jobs, openrlhf, run, score, verifiers
@@ -107,6 +108,7 @@ def create_app(
     app.add_middleware(CancelOnDisconnect)
     app.add_middleware(Admission, rules=admission_rules(settings))
     app.add_middleware(RequestObserver, metrics=metrics)
+    app.add_middleware(PathKey)  # outermost: nothing else ever sees a key in a path
     return app
 
 

@@ -3,6 +3,8 @@ before decoding, list caps before validation, and the grader's expansion budget.
 
 from __future__ import annotations
 
+import io
+import logging
 import re
 import socket
 import time
@@ -13,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from referee.service.http.app import create_app
 from referee.service.http.body import json_containers
+from referee.service.logs import JsonFormatter
 from tests.conftest import start_server, stop_server
 from tests.service.conftest import small_settings
 
@@ -145,3 +148,31 @@ def test_readiness_shows_its_details_only_to_a_key_holder(keyed: TestClient) -> 
     assert "ready" in anonymous
     detailed = keyed.get("/readyz", headers=AUTH).json()
     assert "cpu" in detailed["pools"]
+
+
+def test_a_key_in_the_path_serves_clients_that_cannot_send_headers(keyed: TestClient) -> None:
+    """verl's sandbox client and OpenRLHF's remote reward take a bare URL."""
+    item = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
+    assert keyed.post(f"/k/{KEY}/v1/score", json=item).status_code == 200
+    assert keyed.post("/k/wrong/v1/score", json=item).status_code == 401
+    reward = keyed.post(f"/k/{KEY}/get_reward", json={"query": ["x"], "labels": ["x"]})
+    assert reward.status_code == 200
+    assert keyed.get(f"/k/{KEY}/readyz").json()["pools"]  # authenticated: details shown
+
+
+def test_a_path_key_never_reaches_logs_or_metrics(keyed: TestClient) -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())  # the production format: path, status, id
+    logger = logging.getLogger("referee.http")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        keyed.post(f"/k/{KEY}/v1/score", json={"items": []})  # a 422, logged as a warning
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+    metrics = keyed.get("/metrics", headers=AUTH).text
+    assert '"path": "/v1/score"' in stream.getvalue().replace('":"', '": "')
+    assert KEY not in stream.getvalue()
+    assert KEY not in metrics
