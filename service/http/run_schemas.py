@@ -153,9 +153,15 @@ class CommandRunResult(BaseModel):
     stderr: str | None = None
 
 
+MAX_RUN_S = 30.0
+MAX_COMPILE_S = 60.0
+MAX_MEMORY_MB = 4096
+
+
 class RunCodeRequest(BaseModel):
-    """SandboxFusion's ``RunCodeRequest``. ``memory_limit_MB`` -1 means the default
-    (256 MiB); timeouts are capped (run 30 s, compile 60 s)."""
+    """SandboxFusion's ``RunCodeRequest``. ``memory_limit_MB`` -1 (or 0) means the
+    server's maximum (`MAX_MEMORY_MB`); timeouts and memory past the maxima are capped,
+    and the response's ``message`` says so (`caps`)."""
 
     code: str
     language: str
@@ -184,12 +190,36 @@ class RunCodeRequest(BaseModel):
                 raise ValueError(f"files.{name}: expected base64 of UTF-8 text") from None
         return Case(stdin=self.stdin or "", files=files)
 
-    def limits(self) -> Limits:
-        memory = 256 if self.memory_limit_MB <= 0 else min(self.memory_limit_MB, 4096)
-        run_s, compile_s = min(self.run_timeout, 30.0), min(self.compile_timeout, 60.0)
-        return Limits(
-            wall_s=run_s, cpu_s=run_s, memory_mb=max(memory, 16), compile_wall_s=compile_s
+    def limits(self, defaults: Limits) -> Limits:
+        """This request's limits; ``defaults`` (the server's sandbox limits) give the rest,
+        the output cap among them."""
+        memory = MAX_MEMORY_MB if self.memory_limit_MB <= 0 else self.memory_limit_MB
+        memory = max(min(memory, MAX_MEMORY_MB), 16)
+        run_s, compile_s = (
+            min(self.run_timeout, MAX_RUN_S),
+            min(self.compile_timeout, MAX_COMPILE_S),
         )
+        return defaults.model_copy(
+            update={
+                "wall_s": run_s,
+                "cpu_s": run_s,
+                "memory_mb": memory,
+                "compile_wall_s": compile_s,
+            }
+        )
+
+    def caps(self) -> list[str]:
+        """What was asked for past the server's maxima, as said in the response."""
+        capped = []
+        if self.run_timeout > MAX_RUN_S:
+            capped.append(f"run_timeout {self.run_timeout:g} s capped at {MAX_RUN_S:g} s")
+        if self.compile_timeout > MAX_COMPILE_S:
+            capped.append(
+                f"compile_timeout {self.compile_timeout:g} s capped at {MAX_COMPILE_S:g} s"
+            )
+        if self.memory_limit_MB > MAX_MEMORY_MB:
+            capped.append(f"memory_limit_MB {self.memory_limit_MB} capped at {MAX_MEMORY_MB}")
+        return capped
 
 
 class RunCodeResponse(BaseModel):
@@ -204,16 +234,23 @@ class RunCodeResponse(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
-    def from_execution(cls, done: Execution) -> RunCodeResponse:
+    def from_execution(cls, done: Execution, notes: list[str] | None = None) -> RunCodeResponse:
+        """``notes``: what the request should know besides the run (limits capped)."""
         report = done.report
+        said = list(notes or [])
         if report.sandbox_status is not SandboxStatus.OK:
-            return cls(status="SandboxError", message=report.message)
+            return cls(status="SandboxError", message="; ".join([report.message, *said]))
         compiled = _compile_result(report.compile)
         if compiled is not None and compiled.return_code != 0:
-            return cls(status="Failed", compile_result=compiled)
-        run = _run_result(report.cases[0]) if report.cases else None
-        ok = run is not None and run.status == "Finished" and run.return_code == 0
-        return cls(status="Success" if ok else "Failed", compile_result=compiled, run_result=run)
+            return cls(status="Failed", compile_result=compiled, message="; ".join(said))
+        case = report.cases[0] if report.cases else None
+        run = _run_result(case) if case is not None else None
+        over = case is not None and case.status is CaseStatus.OUTPUT_LIMIT
+        if over:
+            said.insert(0, "the program's output exceeded the output cap; it was stopped")
+        ok = not over and run is not None and run.status == "Finished" and run.return_code == 0
+        status: Literal["Success", "Failed"] = "Success" if ok else "Failed"
+        return cls(status=status, compile_result=compiled, run_result=run, message="; ".join(said))
 
 
 def _compile_result(outcome: CompileOutcome | None) -> CommandRunResult | None:
@@ -231,8 +268,13 @@ def _compile_result(outcome: CompileOutcome | None) -> CommandRunResult | None:
 
 def _run_result(outcome: CaseOutcome) -> CommandRunResult:
     code = outcome.exit_code if outcome.exit_code is not None else -(outcome.signal or 0)
+    status: Literal["Finished", "Error", "TimeLimitExceeded"] = "Finished"
+    if outcome.status is CaseStatus.TIMEOUT:
+        status = "TimeLimitExceeded"
+    elif outcome.status is CaseStatus.OUTPUT_LIMIT:
+        status = "Error"
     return CommandRunResult(
-        status="TimeLimitExceeded" if outcome.status is CaseStatus.TIMEOUT else "Finished",
+        status=status,
         execution_time=outcome.wall_s,
         return_code=code,
         stdout=outcome.stdout,

@@ -77,13 +77,14 @@ async def run_code(
         spec = RunSpec(
             program={"language": body.sandbox_language(), "source": body.code},
             cases=[body.sandbox_case()],
-            limits=body.limits(),
+            limits=body.limits(settings.engines.sandbox.limits),
             expected=[None],
         )
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
     await caller.spend(1)
-    return RunCodeResponse.from_execution(await _execute(spec, settings, dispatcher, caller))
+    done = await _execute(spec, settings, dispatcher, caller)
+    return RunCodeResponse.from_execution(done, body.caps())
 
 
 async def _execute(

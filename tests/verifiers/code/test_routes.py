@@ -79,6 +79,28 @@ def test_run_code_is_sandbox_fusion_shaped(
             assert out["run_result"]["return_code"] == code
 
 
+def test_run_code_says_what_it_capped_and_gives_minus_one_the_maximum(
+    client: TestClient,
+) -> None:
+    grow = "x = bytearray(600 * 2**20)\nprint(len(x) >> 20)"  # more than the 256 MiB default
+    roomy = client.post("/run_code", json={"code": grow, "language": "python"}).json()
+    assert roomy["status"] == "Success", roomy
+    assert roomy["run_result"]["stdout"] == "600\n" and roomy["message"] == ""
+    capped = client.post(
+        "/run_code", json={"code": "print(1)", "language": "python", "run_timeout": 100}
+    ).json()
+    assert capped["status"] == "Success"
+    assert capped["message"] == "run_timeout 100 s capped at 30 s"
+
+
+def test_run_code_reports_the_output_cap(client: TestClient) -> None:
+    flood = "import sys\nsys.stdout.write('x' * (4 * 2**20))"
+    out = client.post("/run_code", json={"code": flood, "language": "python"}).json()
+    assert out["status"] == "Failed"
+    assert out["run_result"]["status"] == "Error"
+    assert "output cap" in out["message"]
+
+
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
