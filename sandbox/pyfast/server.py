@@ -45,6 +45,7 @@ import select
 import selectors
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -58,6 +59,8 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x40
 SYS_CAPSET = 126  # x86_64
 PR_SET_NAME = 15
 SERVER_NAME = b"referee-server"
+PROGRAM_STATUS = struct.Struct("=i")
+"""The program's wait status, as its spare sends it to the server."""
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -125,7 +128,7 @@ def _prepare_case(req: dict[str, object]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # Counted per user namespace (Linux 5.14+), and the case has its own: this bounds the
     # case's processes and threads even where no pids cgroup is available.
-    processes = int(req["processes"])  # type: ignore[call-overload]
+    processes = int(req["processes"]) + 1  # type: ignore[call-overload]  # + this spare
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     _drop_capabilities()
 
@@ -171,7 +174,6 @@ def _spare(sock: socket.socket) -> None:
     # Receipt, read by the server when the case ends: a spare killed before this line
     # never ran the program, and its death is the sandbox's failure, not the program's.
     sock.send(b"1")
-    sock.close()
     _set_name(b"python3")
     try:
         if failure is not None:
@@ -182,7 +184,32 @@ def _spare(sock: socket.socket) -> None:
         with contextlib.suppress(OSError):
             os.write(fds[3], json.dumps({"error": f"case set-up: {exc!r}"}).encode())
         os._exit(255)
-    _run_case(req, fds)
+    _run_as_child(sock, req, fds)
+
+
+def _run_as_child(sock: socket.socket, req: dict[str, object], fds: list[int]) -> None:
+    """Run the program in a child, never as the namespace's pid 1: pid 1 ignores every
+    signal it has no handler for, so a program that was pid 1 survived its own SIGTERM,
+    SIGKILL or alarm, and an abort() was a segfault. This spare (pid 1) waits for the
+    child and sends its wait status to the server on ``sock`` (after the receipt); when
+    the spare exits, the kernel kills whatever the program left behind. Never returns."""
+    pid = os.fork()
+    if pid == 0:
+        sock.close()  # the server's socket is not the program's business
+        _run_case(req, fds)
+    for fd in fds:
+        os.close(fd)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            os._exit(255)
+        except InterruptedError:
+            continue
+    with contextlib.suppress(OSError):
+        sock.send(PROGRAM_STATUS.pack(status))
+    os._exit(0)
 
 
 def _run_case(req: dict[str, object], fds: list[int]) -> None:
@@ -349,6 +376,7 @@ class Running:
         self.deadline = self.start + wall_s
         self.timed_out = False
         self.killed = False
+        self.took = False
 
     def kill(self) -> None:
         if not self.killed:
@@ -360,6 +388,7 @@ class Running:
         gone: ignore that."""
         _, status, usage = os.wait4(self.pid, 0)  # exited: this does not block
         os.close(self.pidfd)
+        status = self._program_status(status)
         code = os.waitstatus_to_exitcode(status)
         result: dict[str, object] = {
             "returncode": code,
@@ -374,13 +403,20 @@ class Running:
             self.ctl.send(json.dumps(result).encode())
         self.ctl.close()
 
-    def _took_request(self) -> bool:
+    def _program_status(self, spare_status: int) -> int:
+        """The program's own wait status, which the spare sent after its receipt; the
+        spare's when it sent none (it was killed: the case timed out or was stopped)."""
         try:
-            return self.receipt.recv(1, socket.MSG_DONTWAIT) == b"1"
+            self.took = self.receipt.recv(1, socket.MSG_DONTWAIT) == b"1"
+            sent = self.receipt.recv(PROGRAM_STATUS.size, socket.MSG_DONTWAIT)
         except OSError:
-            return False
+            return spare_status
         finally:
             self.receipt.close()
+        return PROGRAM_STATUS.unpack(sent)[0] if len(sent) == PROGRAM_STATUS.size else spare_status
+
+    def _took_request(self) -> bool:
+        return self.took
 
 
 class Spare:

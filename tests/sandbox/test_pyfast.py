@@ -12,6 +12,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from referee.sandbox import (
     Case,
     CaseOutcome,
@@ -90,16 +92,18 @@ def _namespaces(pid: int) -> dict[str, str]:
 
 
 def _case_namespaces(count: int) -> list[dict[str, str]]:
-    """The namespaces of ``count`` running cases. A stray can be the short-lived middle
+    """The namespaces of ``count`` running cases (a case is two processes, its spare and
+    the program, which share every namespace). A stray can be the short-lived middle
     process of a spare being forked, gone before its namespaces are read: sample again."""
     deadline = time.monotonic() + FAST.wall_s
     while time.monotonic() < deadline:
         try:
-            found = [_namespaces(pid) for pid in _wait_for_strays(count)]
+            found = [_namespaces(pid) for pid in _wait_for_strays(2 * count)]
         except FileNotFoundError:
             continue
-        if len(found) == count:
-            return found
+        distinct = {tuple(sorted(ns.items())) for ns in found}
+        if len(distinct) == count:
+            return [dict(ns) for ns in distinct]
     return []
 
 
@@ -307,3 +311,26 @@ def test_a_case_finds_nothing_of_earlier_requests_in_its_memory(fast_sandbox: Sa
     ]
     assert all(c.status.value == "ok" for c in scans), scans
     assert {c.stdout.strip() for c in scans} == {"0"}
+
+
+SIGNALLED = [
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\nprint('alive')", 15),
+    ("import signal, time\nsignal.alarm(1)\ntime.sleep(3)\nprint('alive')", 14),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\nprint('alive')", 9),
+    ("import os\nos.abort()", 6),
+]
+
+
+@pytest.mark.parametrize(("source", "number"), SIGNALLED)
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_program_killed_by_a_signal_is_reported_as_such(
+    fast_sandbox: Sandbox, bwrap_sandbox: Sandbox, fast: bool, source: str, number: int
+) -> None:
+    """The program is never its namespace's pid 1 (which ignores default-action signals):
+    on the fast path as in a bwrap of its own, it dies by its signal, and says so."""
+    sandbox = fast_sandbox if fast else bwrap_sandbox
+    fallbacks = sandbox.fast_path_fallbacks
+    [case] = sandbox.run(py(source), [Case()]).cases
+    assert (case.status, case.signal, case.exit_code) == (CaseStatus.SIGNAL, number, None)
+    assert "alive" not in case.stdout
+    assert sandbox.fast_path_fallbacks == fallbacks  # the path under test ran it itself
