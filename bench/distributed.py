@@ -31,7 +31,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.math import rl_mix  # noqa: E402
+from bench.math_answers import rl_mix  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Hard pairs for bench/math.py: answers that need symbolic work to compare.
+"""Hard pairs for bench/math_answers.py: answers that need symbolic work to compare.
 
 Generated from templates with random parameters: each gold comes with rewrites that are
 equal to it (label 1) and near misses that are not (label 0), so labels hold by

@@ -1,6 +1,6 @@
 r"""The labelled suite: (category, gold, response, expected reward).
 
-Shared by the tests and by ``bench/math.py``. Responses are short on purpose: extraction
+Shared by the tests and by ``bench/math_answers.py``. Responses are short on purpose: extraction
 has its own table; here the answer is boxed unless the case is about extraction.
 """
 

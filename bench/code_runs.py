@@ -8,7 +8,7 @@
 2. A C++ problem with 20 cases: referee compiling once and running the 20 cases versus
    one sandbox run (so one compile) per case, as per-case sandbox requests do.
 
-Usage: python -m bench.code [--samples 10] [--out bench/results]
+Usage: python -m bench.code_runs [--samples 10] [--out bench/results]
 Prints a table and writes JSON to bench/results/ (gitignored).
 """
 

@@ -20,7 +20,7 @@ in the main thread (its timeouts use SIGALRM, which only works there).
 Math-Verify is an optional, benchmark-only dependency:
 
     pip install -e '.[bench]'        # math-verify==0.9.0
-    python bench/math.py [--pairs 2000] [--hard-pairs 600] [--pool]
+    python bench/math_answers.py [--pairs 2000] [--hard-pairs 600] [--pool]
 
 Prints a table and writes ``bench/results/math.json``.
 """
