@@ -56,7 +56,8 @@ class ModelRegistry:
             if name in self._served:
                 return self._served[name]
             if name in self._failed:
-                raise self._failed[name]
+                failed = self._failed[name]
+                raise type(failed)(failed.message)  # a fresh one: a reused one grows its traceback
             try:
                 from referee.gpu_rm.model import RewardModel  # noqa: PLC0415 - torch loads with the first model
 

@@ -91,14 +91,14 @@ class Sandbox:
             fast.close()
 
     def problem(self) -> str | None:
-        """Why the backend cannot run anything on this host, or None. Probed once when it
-        works; a problem is probed again after `PROBLEM_RECHECK_S` (the operator may be
-        installing what is missing)."""
+        """Why the backend cannot run anything on this host (`backends.unusable`), or None.
+        Probed once when it works; a problem is probed again after `PROBLEM_RECHECK_S`
+        (the operator may be installing what is missing)."""
         with self._lock:
             known = self._problem
         if known is not None and (known[1] is None or time.monotonic() < known[0]):
             return known[1]
-        found = self.backend.problem()
+        found = backends.unusable(self.backend)
         with self._lock:
             self._problem = (time.monotonic() + PROBLEM_RECHECK_S, found)
         return found
@@ -107,7 +107,7 @@ class Sandbox:
         """Why ``lang`` cannot run here at all (backend or toolchain), or None."""
         problem = self.problem()
         if problem is not None:
-            return f"the {self.backend.name} sandbox backend does not work here: {problem}"
+            return problem
         missing = languages.missing_tools(lang, shared=self.identities.active)
         if missing:
             return f"{lang.name} toolchain missing on this host: {', '.join(missing)}"

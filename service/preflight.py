@@ -15,6 +15,7 @@ import os
 from pydantic import BaseModel, ConfigDict
 
 from referee.sandbox.backends import create as create_backend
+from referee.sandbox.backends import unusable
 from referee.sandbox.settings import SandboxSettings
 from referee.verifiers.base import Configurable
 from referee.verifiers.registry import Registry
@@ -60,13 +61,9 @@ def find_problems(
 
 def sandbox_problem(settings: SandboxSettings) -> str | None:
     """Why the configured sandbox backend cannot run here, naming the fix, or None."""
-    backend = create_backend(settings)
-    problem = backend.problem()
+    problem = unusable(create_backend(settings))
     if problem is not None:
-        return (
-            f"the {backend.name} sandbox backend does not work here: {problem} "
-            "(REFEREE_SANDBOX_BACKEND; `referee doctor` shows what this host can run)"
-        )
+        return f"{problem} (REFEREE_SANDBOX_BACKEND; `referee doctor` shows what this host can run)"
     return None
 
 

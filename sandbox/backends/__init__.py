@@ -19,4 +19,13 @@ def create(settings: SandboxSettings) -> Backend:
     return ProcessBackend(settings)
 
 
-__all__ = ["Backend", "Command", "Execution", "create"]
+def unusable(backend: Backend) -> str | None:
+    """Why ``backend`` cannot run anything on this host, worded for an operator, or None.
+    Probes (may do I/O): callers cache it."""
+    problem = backend.problem()
+    if problem is None:
+        return None
+    return f"the {backend.name} sandbox backend does not work here: {problem}"
+
+
+__all__ = ["Backend", "Command", "Execution", "create", "unusable"]

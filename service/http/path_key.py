@@ -25,6 +25,8 @@ class PathKey:
             if key and slash:
                 path = "/" + rest
                 headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
-                headers.append((b"authorization", b"Bearer " + key.encode("latin-1")))
+                # a key no header could carry matches no key: it is sent as a wrong one
+                token = key.encode("latin-1", errors="replace")
+                headers.append((b"authorization", b"Bearer " + token))
                 scope = {**scope, "path": path, "raw_path": path.encode(), "headers": headers}
         await self.app(scope, receive, send)

@@ -86,7 +86,7 @@ class LocalJobs:
     ) -> tuple[str, int]:
         self._dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         await self._forget_expired()
-        limit = self._limit(ticket.tenant)
+        limit = await asyncio.to_thread(self._limit, ticket.tenant)
         job_id = uuid.uuid4().hex
         items, results = self._paths(job_id)
         total = 0
@@ -109,16 +109,17 @@ class LocalJobs:
         return job_id, total
 
     async def status(self, job_id: str) -> JobStatus | None:
-        record = self._catalog.get(job_id)
+        record = await asyncio.to_thread(self._catalog.get, job_id)
         return None if record is None else record.status
 
     async def of_tenant(self, tenant: str) -> list[JobStatus]:
-        return [record.status for record in self._catalog.of_tenant(tenant)]
+        records = await asyncio.to_thread(self._catalog.of_tenant, tenant)
+        return [record.status for record in records]
 
     async def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
         """The committed results (never a torn or uncommitted tail), then a ``cancelled``
         placeholder for each line a cancelled job never scored."""
-        record = self._catalog.get(job_id)
+        record = await asyncio.to_thread(self._catalog.get, job_id)
         if record is None:
             return
         left = record.progress.results_offset
@@ -131,7 +132,7 @@ class LocalJobs:
             yield (CANCELLED_LINE + b"\n") * (total - record.progress.done)
 
     async def cancel(self, job_id: str) -> bool:
-        record = self._catalog.get(job_id)
+        record = await asyncio.to_thread(self._catalog.get, job_id)
         if record is None:
             return False
         if not record.status.state.finished:
@@ -142,7 +143,7 @@ class LocalJobs:
         return True
 
     async def delete(self, job_id: str) -> None:
-        record = self._catalog.get(job_id)
+        record = await asyncio.to_thread(self._catalog.get, job_id)
         if record is not None and record.status.state is not JobState.RUNNING:
             await self._forget(job_id)
 

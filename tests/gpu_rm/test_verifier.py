@@ -171,3 +171,17 @@ def test_builtin_registry_serves_rm_and_reports_missing_torch() -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("error not_configured")
     assert "'gpu' extra" in out.stdout
+
+
+def test_a_failed_load_is_raised_fresh_each_time(tmp_path: Path) -> None:
+    """The stored failure is never re-raised as the same object, whose traceback would
+    grow with every request for the broken model."""
+    from referee.gpu_rm.errors import ModelMisconfigured
+
+    reg = ModelRegistry(RMSettings(models={"gone": ModelSpec(path=str(tmp_path / "x"))}))
+    raised = []
+    for _ in range(2):
+        with pytest.raises(ModelMisconfigured) as caught:
+            reg.get("gone")
+        raised.append(caught.value)
+    assert raised[0] is not raised[1] and raised[0].message == raised[1].message

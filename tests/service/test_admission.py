@@ -176,3 +176,10 @@ def test_a_path_key_never_reaches_logs_or_metrics(keyed: TestClient) -> None:
     assert '"path": "/v1/score"' in stream.getvalue().replace('":"', '": "')
     assert KEY not in stream.getvalue()
     assert KEY not in metrics
+
+
+def test_a_path_key_no_header_could_carry_is_a_wrong_key_not_a_crash(keyed: TestClient) -> None:
+    item = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
+    response = keyed.post("/k/%E2%82%AC/v1/score", json=item)  # "€": not latin-1
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
