@@ -397,7 +397,7 @@ class Running:
             "maxrss_kb": usage.ru_maxrss,
             "timed_out": self.timed_out,
         }
-        if not self._took_request():
+        if not self.took:
             result = {"error": f"the spare died (exit {code}) before it took the request"}
         with contextlib.suppress(OSError, ValueError):
             self.ctl.send(json.dumps(result).encode())
@@ -414,9 +414,6 @@ class Running:
         finally:
             self.receipt.close()
         return PROGRAM_STATUS.unpack(sent)[0] if len(sent) == PROGRAM_STATUS.size else spare_status
-
-    def _took_request(self) -> bool:
-        return self.took
 
 
 class Spare:

@@ -34,7 +34,7 @@ async def readyz(dispatcher: DispatcherDep, request: Request) -> JSONBytes:
     pools, verifiers and problems behind the answer."""
     executor = dispatcher.executor
     await executor.refresh()
-    pools = executor.readiness()
+    pools = {name: dict(info) for name, info in executor.readiness().items()}  # ours to annotate
     verifiers = verifier_health(dispatcher)
     problems = [
         *pool_problems(pools),
