@@ -22,13 +22,13 @@ from referee.service.client import Client
 from referee.service.data_dir import check_data_dir
 from referee.service.distributed.consumer import run_worker
 from referee.service.execution.local import LocalScorer
-from referee.service.http.app import build_executor, check_start, create_app, log_problems
+from referee.service.http.app import build_executor, create_app
 from referee.service.http.connection import guarded_protocol
 from referee.service.jobs.file import Scorer, score_file
 from referee.service.jobs.jsonl import count_lines, read_results
 from referee.service.jobs.resume import ResumeMismatch, ResumePoint, find_resume_point
 from referee.service.logs import configure as configure_logging
-from referee.service.preflight import sandbox_problem
+from referee.service.preflight import check_start, log_problems, sandbox_problem
 from referee.service.settings import Settings
 from referee.service.summary import Summary
 from referee.verifiers.builtin import default_registry
@@ -57,7 +57,7 @@ def serve(
     )
     registry = default_registry(settings.engines)
     executor = build_executor(settings, registry)
-    problems = check_start(settings, executor, registry)
+    problems = check_start(registry, settings.engines, embedded=executor.name == "embedded")
     print_banner(console, settings, executor.name, problems)
     log_problems(problems)
     uvicorn.run(

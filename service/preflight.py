@@ -10,6 +10,7 @@ reward of 0); ``blocking`` problems make the whole service not ready.
 
 from __future__ import annotations
 
+import logging
 import os
 
 from pydantic import BaseModel, ConfigDict
@@ -18,8 +19,11 @@ from referee.sandbox.backends import create as create_backend
 from referee.sandbox.backends import unusable
 from referee.sandbox.settings import SandboxSettings
 from referee.verifiers.base import Configurable
+from referee.verifiers.engines import EngineSettings
 from referee.verifiers.registry import Registry
 from referee.verifiers.types import Pool
+
+log = logging.getLogger(__name__)
 
 RUNNING_AS_ROOT = (
     "running as root: sandboxed runs still start as unprivileged per-run uids, but the "
@@ -40,6 +44,19 @@ class Problem(BaseModel):
     blocking: bool = False
     pool: Pool | None = None
     verifier: str | None = None
+
+
+def check_start(registry: Registry, engines: EngineSettings, embedded: bool) -> list[Problem]:
+    """The start-up check: everything here when ``embedded``; with the distributed
+    executor, sandbox and verifiers are the workers' to check (they do as they start)."""
+    if not embedded:
+        return find_problems(None, None)
+    return find_problems(registry, engines.sandbox)
+
+
+def log_problems(problems: list[Problem]) -> None:
+    for problem in problems:
+        log.warning("start-up check: %s: %s", problem.component, problem.message)
 
 
 def find_problems(

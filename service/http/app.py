@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -26,13 +25,11 @@ from referee.service.jobs.backend import JobBackend, JobService
 from referee.service.jobs.local import LocalJobs
 from referee.service.jobs.redis_store import JobStore
 from referee.service.metrics import Metrics
-from referee.service.preflight import Problem, find_problems
+from referee.service.preflight import Problem, check_start, log_problems
 from referee.service.settings import Settings
 from referee.verifiers.base import Closable
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.registry import Registry
-
-log = logging.getLogger(__name__)
 
 DESCRIPTION = """Verifiable rewards for RL on language models: math, code, rubric judges,
 reward models and rule rewards behind one endpoint. Every item gets a status
@@ -64,7 +61,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         found = problems
         if found is None:
-            found = await asyncio.to_thread(check_start, settings, executor, registry)
+            embedded = not isinstance(executor, CeleryExecutor)
+            found = await asyncio.to_thread(check_start, registry, settings.engines, embedded)
             log_problems(found)
         app.state.dispatcher.disable(found)
         await executor.start()
@@ -110,19 +108,6 @@ def create_app(
     app.add_middleware(RequestObserver, metrics=metrics)
     app.add_middleware(PathKey)  # outermost: nothing else ever sees a key in a path
     return app
-
-
-def check_start(settings: Settings, executor: Executor, registry: Registry) -> list[Problem]:
-    """The start-up check for this executor: everything here when embedded; with the
-    distributed executor, sandbox and verifiers are the workers' to check."""
-    if isinstance(executor, CeleryExecutor):
-        return find_problems(None, None)
-    return find_problems(registry, settings.engines.sandbox)
-
-
-def log_problems(problems: list[Problem]) -> None:
-    for problem in problems:
-        log.warning("start-up check: %s: %s", problem.component, problem.message)
 
 
 def admission_rules(settings: Settings) -> AdmissionRules:
