@@ -5,8 +5,13 @@ sample, often from many threads; calls share HTTP requests through a process-wid
 `BatchingClient`. Configuration comes from the environment, read on first call:
 
 - ``REFEREE_URL`` (default ``http://127.0.0.1:8000``), ``REFEREE_API_KEY``;
-- ``REFEREE_VERL_MAPPINGS``: JSON, data source -> `ItemMapping` (``"*"`` is the fallback;
-  default: every data source uses ``math``);
+- ``REFEREE_VERL_MAPPINGS``: JSON, data source -> `ItemMapping` (``"*"`` is the fallback).
+  Defaults (`DEFAULT_MAPPINGS`): verl's code data sources (``codecontests``, ``apps``,
+  ``codeforces``, ``taco``) use ``code`` with APPS's list-wrapped outputs accepted; every
+  other data source uses ``math``. Code ground truth may be a JSON string, as verl stores it;
+- ``REFEREE_VERL_EXTRA_KEYS``: comma-separated component names to return besides
+  ``score`` and ``status``. Every item of a batch returns the same keys (verl collects each
+  key into one list per batch and checks its length), so a component an item lacks is NaN;
 - ``REFEREE_VERL_ON_FAILURE``: ``raise`` (default) or ``zero``. verl needs a number for
   every sample; by default an ``invalid``/``error``/``timeout`` result raises instead of
   silently becoming a reward of 0. ``zero`` opts into 0 with ``status`` in the dict.
@@ -15,6 +20,7 @@ sample, often from many threads; calls share HTTP requests through a process-wid
 from __future__ import annotations
 
 import functools
+import math
 import os
 import threading
 from typing import Any
@@ -29,6 +35,15 @@ _lock = threading.Lock()
 _client: BatchingClient | None = None
 
 
+_CODE = ItemMapping(
+    verifier="code", params={"accept_wrapped_output": True}, reference_column="answer"
+)
+DEFAULT_MAPPINGS: dict[str, ItemMapping] = {
+    "*": ItemMapping(verifier="math"),
+    **{source: _CODE for source in ("codecontests", "apps", "codeforces", "taco")},
+}
+
+
 def mappings() -> dict[str, ItemMapping]:
     """Data source -> mapping, from ``REFEREE_VERL_MAPPINGS`` (parsed once per value)."""
     return _parse_mappings(os.environ.get("REFEREE_VERL_MAPPINGS", "{}"))
@@ -36,9 +51,8 @@ def mappings() -> dict[str, ItemMapping]:
 
 @functools.lru_cache(maxsize=8)
 def _parse_mappings(raw: str) -> dict[str, ItemMapping]:
-    found = {source: ItemMapping.model_validate(spec) for source, spec in orjson.loads(raw).items()}
-    found.setdefault("*", ItemMapping(verifier="math"))
-    return found
+    given = {source: ItemMapping.model_validate(spec) for source, spec in orjson.loads(raw).items()}
+    return {**DEFAULT_MAPPINGS, **given}
 
 
 def to_item(data_source: str, solution_str: str, ground_truth: Any) -> Item:
@@ -49,7 +63,9 @@ def to_item(data_source: str, solution_str: str, ground_truth: Any) -> Item:
 
 
 def to_score(result: Result) -> dict[str, Any]:
-    """verl's return value: ``{"score", "status", ...components}``, or an exception."""
+    """verl's return value: ``{"score", "status", *extra keys}`` (the same keys for every
+    item), or an exception."""
+    extra = {name: result.components.get(name, math.nan) for name in _extra_keys()}
     if result.status != Status.OK or result.reward is None:
         if os.environ.get("REFEREE_VERL_ON_FAILURE", "raise") != "zero":
             error = result.error
@@ -58,8 +74,13 @@ def to_score(result: Result) -> dict[str, Any]:
                 error.code if error else result.status.value,
                 error.message if error else "not scored",
             )
-        return {"score": 0.0, "status": result.status.value}
-    return {"score": result.reward, "status": "ok", **result.components}
+        return {"score": 0.0, "status": result.status.value, **extra}
+    return {"score": result.reward, "status": "ok", **extra}
+
+
+def _extra_keys() -> list[str]:
+    raw = os.environ.get("REFEREE_VERL_EXTRA_KEYS", "")
+    return [name.strip() for name in raw.split(",") if name.strip()]
 
 
 def compute_score(

@@ -12,6 +12,9 @@
 - Optional on stdio suites: ``checker`` (special judge source, ``checker_language``,
   default python3) and on any suite ``subtasks`` ``[{"cases": [int], "weight": float}]``.
 
+A reference may also be that object serialised as a JSON string (verl and many HF datasets
+store code tests so).
+
 Every problem raises `ItemInvalid` naming the field (``reference.outputs: ...``).
 """
 
@@ -82,6 +85,8 @@ class Suite:
 
 def parse_suite(reference: object) -> Suite:
     """Parse ``reference`` (client input) into a `Suite`; raise `ItemInvalid` naming the field."""
+    if isinstance(reference, str):
+        reference = _decoded(reference)
     if not isinstance(reference, dict):
         raise ItemInvalid("invalid_reference", "reference: expected an object with tests")
     try:
@@ -105,6 +110,17 @@ def parse_suite(reference: object) -> Suite:
     suite.subtasks = _check_subtasks(ref.subtasks or [], len(suite.cases))
     _check_text(suite)
     return suite
+
+
+def _decoded(text: str) -> object:
+    """A JSON-string reference, decoded (a string that is not JSON stays a string and is
+    refused by the caller as not an object)."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ItemInvalid(
+            "invalid_reference", f"reference: a string that is not a JSON object of tests: {exc}"
+        ) from None
 
 
 def _io_suite(ref: _Reference) -> Suite:

@@ -55,3 +55,35 @@ def test_async_compute_score() -> None:
         return [r["score"] for r in await asyncio.gather(*calls)]
 
     assert asyncio.run(scenario()) == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+
+
+APPS_GROUND_TRUTH = '{"fn_name": "add", "inputs": [[1, 2], [5, 5]], "outputs": [[3], [10]]}'
+
+
+def test_code_ground_truth_as_verl_stores_it() -> None:
+    """verl keeps code tests as a JSON string; APPS/TACO wrap each return value in a list."""
+    right = "```python\ndef add(a, b):\n    return a + b\n```"
+    wrong = "```python\ndef add(a, b):\n    return a - b\n```"
+    assert verl.compute_score("apps", right, APPS_GROUND_TRUTH)["score"] == 1.0
+    assert verl.compute_score("taco", wrong, APPS_GROUND_TRUTH)["score"] == 0.0
+    stdio = '{"inputs": ["2\\n"], "outputs": ["4\\n"]}'
+    assert verl.compute_score("codeforces", "```python\nprint(int(input())*2)\n```", stdio) == {
+        "score": 1.0,
+        "status": "ok",
+    }
+
+
+def test_every_item_of_a_mixed_batch_returns_the_same_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """verl appends each key's value to one list per batch and asserts the lengths match."""
+    monkeypatch.setenv("REFEREE_VERL_EXTRA_KEYS", "pass_rate")
+    right = "```python\ndef add(a, b):\n    return a + b\n```"
+    scores = [
+        verl.compute_score("apps", right, APPS_GROUND_TRUTH),
+        verl.compute_score("openai/gsm8k", "#### 72", "72"),
+        verl.compute_score("exact", "Paris", "Paris"),
+    ]
+    assert [sorted(s) for s in scores] == [["pass_rate", "score", "status"]] * 3
+    assert scores[0]["pass_rate"] == 1.0
+    assert all(s["pass_rate"] != s["pass_rate"] for s in scores[1:])  # NaN: no such component

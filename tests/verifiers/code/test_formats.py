@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -71,6 +72,20 @@ CASES: list[tuple[str, str, Any, dict[str, Any], float]] = [
         {"fn_name": "f", "inputs": [""], "outputs": ["[1, 2]"]},
         {},
         1.0,
+    ),
+    (
+        "stdio as a JSON string (verl)",
+        fenced("print(int(input())**2)"),
+        json.dumps(SQUARE_STDIO),
+        {},
+        1.0,
+    ),
+    (
+        "APPS wrapped outputs as a JSON string, wrong answer",
+        fenced("def add(a, b):\n    return [a + b + 1]"),
+        json.dumps({"fn_name": "add", "inputs": [[2, 2]], "outputs": [[4]]}),
+        {"accept_wrapped_output": True},
+        0.0,
     ),
     ("assert humaneval", fenced("def square(x):\n    return x * x"), HUMANEVAL_STYLE, {}, 1.0),
     (
