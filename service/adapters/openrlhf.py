@@ -2,8 +2,10 @@
 
 OpenRLHF posts ``{"query": [...], "prompts": [...], "labels": [...]}`` (older versions
 only ``query``: prompt and response joined) and reads ``rewards``, ``scores`` and
-``extra_logs``. The response is the query with its prompt removed when the prompt is a
-prefix of it. Every sample must score: `RewardRequest.items` builds the items and
+``extra_logs``. The response is the query after its prompt, or after the part of the
+prompt OpenRLHF kept when it cut a long prompt from the left (`truncation.response_of`);
+a query that starts with no part of its prompt is refused, never scored whole. Every
+sample must score: `RewardRequest.items` builds the items and
 `reward_body` refuses to answer with numbers that hide a failure.
 """
 
@@ -16,6 +18,7 @@ import orjson
 from pydantic import BaseModel, Field
 
 from referee.service.adapters.mapping import ItemMapping, group_key
+from referee.service.adapters.truncation import response_of
 from referee.service.client import Client, RefereeError
 from referee.verifiers.types import Item, Result, Status
 
@@ -28,7 +31,8 @@ class RewardRequest(BaseModel):
     labels: list[Any] | None = None
 
     def items(self, mapping: ItemMapping) -> list[Item]:
-        """One item per query. Raises ValueError naming the field on mismatched lengths."""
+        """One item per query. Raises ValueError naming the field on mismatched lengths
+        or on a query that does not start with (a left-truncated part of) its prompt."""
         for name in ("prompts", "labels"):
             values = getattr(self, name)
             if values is not None and len(values) != len(self.query):
@@ -36,7 +40,12 @@ class RewardRequest(BaseModel):
         items = []
         for index, query in enumerate(self.query):
             prompt = self.prompts[index] if self.prompts is not None else None
-            response = query[len(prompt) :] if prompt and query.startswith(prompt) else query
+            response = query if not prompt else response_of(query, prompt)
+            if response is None:
+                raise ValueError(
+                    f"query[{index}]: does not start with prompts[{index}] or a part of it "
+                    "cut from the left; the response cannot be told from the prompt"
+                )
             row = (
                 {mapping.reference_column: self.labels[index]}
                 if (self.labels is not None and mapping.reference_column)

@@ -18,7 +18,7 @@ PROMPT = "<|user|>What is 6 * 7?<|assistant|>"
 def test_rewards_scores_and_extra_logs(client: TestClient) -> None:
     body = {
         "query": [PROMPT + "It is \\boxed{42}.", PROMPT + "It is \\boxed{41}.", "no prompt 42"],
-        "prompts": [PROMPT, PROMPT, "something else"],
+        "prompts": [PROMPT, PROMPT, ""],
         "labels": ["42", "42", "42"],
     }
     response = client.post("/get_reward", json=body)
@@ -27,6 +27,19 @@ def test_rewards_scores_and_extra_logs(client: TestClient) -> None:
     assert data["rewards"] == [1.0, 0.0, 1.0]
     assert data["scores"] == data["rewards"]
     assert isinstance(data["extra_logs"], dict)
+
+
+def test_a_prompt_cut_from_the_left_is_not_scored(client: TestClient) -> None:
+    """OpenRLHF keeps a long prompt's last tokens: the few-shot answer must not count."""
+    few_shot = "Q: 1+3? A: \\boxed{4}\n" * 30 + PROMPT
+    body = {
+        "query": [few_shot[200:] + "I don't know", few_shot[350:] + "\\boxed{42}"],
+        "prompts": [few_shot, few_shot],
+        "labels": ["4", "42"],
+    }
+    response = client.post("/get_reward", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["rewards"] == [0.0, 1.0]
 
 
 def test_old_format_with_query_only_uses_the_fixed_reference() -> None:
@@ -45,6 +58,7 @@ def test_old_format_with_query_only_uses_the_fixed_reference() -> None:
         ({"query": ["a", "b"], "labels": ["1"]}, "labels"),
         ({"query": ["a"], "prompts": ["x", "y"]}, "prompts"),
         ({"query": ["\\boxed{1}"], "labels": ["\\frac{"]}, "query[0]"),
+        ({"query": ["a", "\\boxed{4} no"], "prompts": ["a", "the prompt"]}, "query[1]"),
     ],
 )
 def test_client_errors_are_422_naming_the_field(
