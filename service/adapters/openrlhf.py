@@ -78,7 +78,7 @@ def failures(results: list[Result]) -> tuple[list[int], list[int]]:
 
 
 def reward_func(queries: list[str], prompts: list[str], labels: list[Any]) -> dict[str, Any]:
-    """For OpenRLHF's ``--remote_rm_url path/to/file.py``: scores one batch via a server.
+    """For OpenRLHF's ``--reward.remote_url path/to/file.py``: scores one batch via a server.
 
     Reads ``REFEREE_URL``, ``REFEREE_API_KEY`` and ``REFEREE_OPENRLHF_MAPPING`` (JSON
     `ItemMapping`, default math against ``labels``). Raises on any non-``ok`` result:
