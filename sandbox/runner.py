@@ -346,7 +346,7 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]
         for name in case.files:
-            if not _plain_name(name):
+            if not _relative_path(name):
                 raise ValueError(f"bad case file name {name[:64]!r}")
         sizes = [len(arg.encode("utf-8", "surrogatepass")) for arg in case.argv]
         if any(size > MAX_ARG_BYTES for size in sizes) or sum(sizes) > MAX_ARGV_BYTES:
@@ -387,6 +387,16 @@ def _plain_name(name: str) -> bool:
         and name not in {".", ".."}
         and len(name.encode("utf-8", "surrogatepass")) <= 255
     )
+
+
+MAX_PATH_DEPTH = 8
+
+
+def _relative_path(name: str) -> bool:
+    """True for a path that stays inside the work dir: plain names joined by ``/`` (no
+    leading ``/``, no empty, ``.`` or ``..`` part), at most `MAX_PATH_DEPTH` deep."""
+    parts = name.split("/")
+    return len(parts) <= MAX_PATH_DEPTH and all(_plain_name(part) for part in parts)
 
 
 def _binds(lang: languages.Language, shared: bool) -> dict[str, Path]:

@@ -82,7 +82,8 @@ class Program(BaseModel):
 
 class Case(BaseModel):
     """One run of the compiled program: ``stdin``, extra ``argv``, and ``files`` placed in
-    the (private, writable) working directory before the program starts."""
+    the (private, writable) working directory before the program starts. File names are
+    relative paths (``data/in.txt``); their directories are created, writable."""
 
     model_config = ConfigDict(extra="forbid")
 

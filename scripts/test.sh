@@ -48,6 +48,11 @@ fi
 "$PYTHON" -m pip uninstall -q -y referee-testplugin 2>/dev/null || true
 "$PYTHON" -m pip install -q --disable-pip-version-check --config-settings editable_mode=strict \
     -e ".[dev,gpu,trainers,docker]"
+# The peers' own client code for tests/service/peers: pinned, without their dependency
+# sets (a whole trainer each: ray, vllm, deepspeed); what their client modules import is
+# in the dev extra.
+"$PYTHON" -m pip install -q --disable-pip-version-check --no-deps \
+    verl==0.9.1 openrlhf==0.11.2 sandbox-fusion==0.3.7
 PYTHON="$PYTHON" bash scripts/install-tools.sh  # helm + docker-compose for tests/deploy
 
 "$PYTHON" -m ruff check .

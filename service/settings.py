@@ -72,6 +72,11 @@ class Settings(BaseSettings):
 
     default_deadline_s: float = Field(default=60.0, gt=0)
     max_deadline_s: float = Field(default=600.0, gt=0)
+    run_queue_s: float = Field(default=5.0, gt=0)
+    """How long a ``/run_code`` or ``/v1/run`` request may wait for a free sandbox on top
+    of its own limits (compile + runs) before it is answered 504 ``deadline_exceeded``
+    (retryable): well inside the client's timeout (verl gives up after compile + run +
+    10 s and retries only a 504), instead of queueing past it."""
     item_timeout_s: float = Field(default=10.0, gt=0)
     """Hard limit for one item in a worker process; past it the worker is killed."""
 

@@ -27,7 +27,7 @@ import os
 import select
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from referee.sandbox import cgroups
 from referee.sandbox.backends.base import Command, Execution, base_env
@@ -183,6 +183,8 @@ class BwrapBackend:
         ]
         for inside, host in command.binds.items():
             args += ["--ro-bind", str(host), inside]
+        for directory in _parents(list(fds)):
+            args += ["--perms", "0777", "--dir", f"{WORK}/{directory}"]
         for name, fd in fds.items():
             args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{name}"]
         # The root itself is bwrap's scratch tmpfs: make it read-only like the rest.
@@ -312,6 +314,12 @@ class _Usage:
         if group is None:
             return _Usage()
         return _Usage(group.peak_bytes(), group.cpu_seconds(), group.oom_killed())
+
+
+def _parents(names: list[str]) -> list[str]:
+    """Every directory the relative paths ``names`` need, parents before children."""
+    found = {str(parent) for name in names for parent in PurePosixPath(name).parents}
+    return sorted(found - {"."}, key=lambda d: (d.count("/"), d))
 
 
 def _close_all(fds: set[int]) -> None:

@@ -49,6 +49,7 @@ class ProcessBackend:
         try:
             with tempfile.TemporaryDirectory(prefix="referee-work-") as work:
                 for name, data in command.files.items():
+                    Path(work, name).parent.mkdir(parents=True, exist_ok=True)
                     Path(work, name).write_bytes(data)
                 argv = [self._path(a, command, work) for a in command.argv]
                 env = {

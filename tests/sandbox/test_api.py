@@ -60,6 +60,23 @@ def test_stdin_argv_and_files(any_sandbox: Sandbox) -> None:
     assert (out.status, out.stdout) == (CaseStatus.OK, "in ['a', 'b'] file\n"), out.stderr
 
 
+def test_nested_case_files_and_writable_directories(any_sandbox: Sandbox) -> None:
+    source = (
+        "print(open('data/in/a.txt').read(), open('data/b.txt').read())\n"
+        "open('data/in/new.txt', 'w').write('x')\nprint(open('data/in/new.txt').read())"
+    )
+    case = Case(files={"data/in/a.txt": "A", "data/b.txt": "B"})
+    [out] = any_sandbox.run(py(source), [case]).cases
+    assert (out.status, out.stdout) == (CaseStatus.OK, "A B\nx\n"), out.stderr
+
+
+def test_process_backend_writes_nested_files() -> None:
+    case = Case(files={"d/e/f.txt": "deep"})
+    with Sandbox(SandboxSettings(backend="process", limits=FAST)) as sandbox:
+        [out] = sandbox.run(py("print(open('d/e/f.txt').read())"), [case]).cases
+    assert (out.status, out.stdout) == (CaseStatus.OK, "deep\n"), out.stderr
+
+
 def test_program_files_are_importable(any_sandbox: Sandbox) -> None:
     program = Program(
         language="python3", source="import helper\nprint(helper.X)", files={"helper.py": "X = 42"}

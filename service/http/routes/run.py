@@ -3,10 +3,13 @@
 A run is an item of the internal ``sandbox.run`` verifier (`verifiers.code.raw_run`),
 scored through the dispatcher like any other: it waits in the sandbox pool's fair queue
 under the caller's key, its worker is killed when the caller hangs up or the deadline
-(``REFEREE_DEFAULT_DEADLINE_S``) passes (then 504), and it runs wherever the executor
-runs sandbox work. A broken sandbox is ``sandbox_error`` / ``SandboxError`` in a 200
-body, as SandboxFusion does; a request that can never run (unknown language, bad file
-name) is 422.
+passes (then 504 with ``Retry-After``), and it runs wherever the executor runs sandbox
+work. The deadline is the run's own worst case (compile + every case's wall limit) plus
+``REFEREE_RUN_QUEUE_S`` of waiting, capped by ``REFEREE_DEFAULT_DEADLINE_S``: an
+overloaded server answers a retryable 504 before the client's own timeout.
+
+A broken sandbox is ``sandbox_error`` / ``SandboxError`` in a 200 body, as SandboxFusion
+does; a request that can never run (unknown language, bad file name) is 422.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from referee.sandbox import RunReport, SandboxStatus
+from referee.sandbox import RunReport, SandboxStatus, languages
 from referee.service.execution.dispatch import Budget
 from referee.service.http.body import CappedRoute
 from referee.service.http.deps import CallerDep, DispatcherDep, SettingsDep
@@ -91,7 +94,10 @@ async def _execute(
     spec: RunSpec, settings: SettingsDep, dispatcher: DispatcherDep, caller: CallerDep
 ) -> Execution:
     """Run ``spec`` as one internal item; map its result status to the routes' answers."""
-    deadline_s = settings.default_deadline_s
+    lang = languages.find(spec.program.language)
+    compiles = lang is not None and lang.compile is not None
+    worst = spec.limits.compile_wall_s * compiles + spec.limits.wall_s * len(spec.cases)
+    deadline_s = min(settings.default_deadline_s, worst + settings.run_queue_s)
     budget = Budget(time.monotonic() + deadline_s, deadline_s, caller.ticket)
     item = Item(verifier=RAW_RUN, response="", reference=spec.model_dump(mode="json"))
     [result] = await dispatcher.score([item], budget, internal=True)
@@ -99,7 +105,12 @@ async def _execute(
     if result.status is Status.OK:
         return decode_execution(result.details["run"])
     if result.status is Status.TIMEOUT:
-        raise DeadlineExceeded(f"the run did not finish within {deadline_s:g} s: {message}")
+        raise DeadlineExceeded(
+            f"the run did not finish within {deadline_s:g} s (its limits plus "
+            f"{settings.run_queue_s:g} s of waiting for a sandbox): the server is busy, "
+            f"retry ({message})",
+            headers={"Retry-After": "1"},
+        )
     if result.status is Status.INVALID:
         raise Unprocessable(message)
     if result.error is not None and result.error.code == NOT_CONFIGURED:

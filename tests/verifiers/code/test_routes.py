@@ -118,6 +118,14 @@ def test_run_code_reports_the_output_cap(client: TestClient) -> None:
             {"language": "python3", "source": "x", "cases": [{"files": {"f" * 300: "x"}}]},
             "bad case file name",
         ),
+        *[
+            (
+                "/v1/run",
+                {"language": "python3", "source": "x", "cases": [{"files": {name: "x"}}]},
+                "bad case file name",
+            )
+            for name in ("../up", "/etc/passwd", "a//b", "a/./b", "a/", "/".join("d" * 9))
+        ],
         (
             "/v1/run",
             {"language": "python3", "source": "x", "cases": [{"argv": ["a" * 200_000]}]},

@@ -1,0 +1,84 @@
+"""SandboxFusion's own Python client (``sandbox-fusion`` on PyPI) against referee."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import pytest
+import sandbox_fusion as sf
+
+from tests.service.peers.conftest import KEY
+
+
+@pytest.fixture
+def endpoint(keyed_server: str) -> str:
+    """The client takes a bare endpoint: the key goes in the path."""
+    return f"{keyed_server}/k/{KEY}"
+
+
+def run(endpoint: str, **fields: object) -> sf.RunCodeResponse:
+    request = sf.RunCodeRequest(**fields)
+    return sf.run_code(request, endpoint=endpoint, max_attempts=1)
+
+
+def test_success_with_stdin_and_nested_files(endpoint: str) -> None:
+    data = base64.b64encode(b"from a file").decode()
+    answer = run(
+        endpoint,
+        code="print(input(), open('data/in.txt').read())",
+        language="python",
+        stdin="typed",
+        files={"data/in.txt": data},
+    )
+    assert answer.status == sf.RunStatus.Success, answer
+    assert answer.run_result is not None and answer.run_result.stdout == "typed from a file\n"
+
+
+@pytest.mark.parametrize(
+    ("language", "code", "run_status"),
+    [
+        ("python", "import sys; sys.exit(2)", "Finished"),
+        ("python", "while True: pass", "TimeLimitExceeded"),
+        ("cpp", "int main(){ int *p = 0; return *p; }", "Finished"),
+        (
+            "java",
+            "public class Main { public static void main(String[] a) { assert false; } }",
+            "Finished",
+        ),
+    ],
+)
+def test_failed_runs(endpoint: str, language: str, code: str, run_status: str) -> None:
+    answer = run(endpoint, code=code, language=language, run_timeout=2)
+    assert answer.status == sf.RunStatus.Failed, answer
+    assert answer.run_result is not None and answer.run_result.status == run_status
+    assert answer.run_result.return_code != 0
+
+
+def test_compile_error_is_failed_with_the_compiler_output(endpoint: str) -> None:
+    answer = run(endpoint, code="int main( {", language="cpp")
+    assert answer.status == sf.RunStatus.Failed
+    assert answer.compile_result is not None and answer.compile_result.return_code != 0
+    assert answer.compile_result.stderr and "error" in answer.compile_result.stderr
+    assert answer.run_result is None
+
+
+def test_async_client(endpoint: str) -> None:
+    async def both() -> list[sf.RunCodeResponse]:
+        requests = [
+            sf.run_code_async(
+                sf.RunCodeRequest(code=f"print({i} * 2)", language="python"),
+                endpoint=endpoint,
+                max_attempts=1,
+            )
+            for i in range(4)
+        ]
+        return list(await asyncio.gather(*requests))
+
+    answers = asyncio.run(both())
+    assert [a.run_result.stdout for a in answers if a.run_result] == ["0\n", "2\n", "4\n", "6\n"]
+
+
+def test_a_wrong_key_in_the_path_is_refused(keyed_server: str) -> None:
+    with pytest.raises(Exception, match="401"):
+        run(f"{keyed_server}/k/wrong-key", code="print(1)", language="python")
