@@ -59,6 +59,8 @@ class Language:
     """Added to the cgroup memory limit for runtimes capped by a flag (the JVM's -Xmx,
     node's --max-old-space-size) that need memory beyond the capped heap."""
     aliases: tuple[str, ...] = ()
+    package: str = ""
+    """The Debian package(s) that provide ``tools`` (named when they are missing)."""
     build_flags: tuple[str, ...] = ()
     """Patterns (full matches) of the build flags a request may add to the compile argv:
     an allow-list, because compilers take flags that run programs (``-wrapper``,
@@ -79,7 +81,8 @@ class Language:
             if part == "{sources}":
                 out.extend(f for f in files if f.endswith(self.suffix))
             else:
-                out.append(part.format(main=self.main, memory_mb=memory_mb, box="{box}"))
+                # replace, not str.format: a template may hold a script with braces
+                out.append(part.replace("{main}", self.main).replace("{memory_mb}", str(memory_mb)))
         return out
 
 
@@ -102,6 +105,217 @@ _C_STANDARDS = r"-std=(?:c|gnu)(?:89|90|99|11|17|18|2x|23)"
 _CPP_STANDARDS = r"-std=(?:c|gnu)\+\+(?:98|03|11|14|17|20|2a|23|2b)"
 
 
+TS_TRANSPILE = """
+const ts = require("/usr/share/nodejs/typescript");
+const fs = require("fs");
+let failed = false;
+for (const file of process.argv.slice(1)) {
+  const out = ts.transpileModule(fs.readFileSync(file, "utf8"), {
+    fileName: file, reportDiagnostics: true,
+    compilerOptions: {target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS},
+  });
+  for (const d of out.diagnostics) {
+    const at = d.start === undefined ? 0 : d.file.getLineAndCharacterOfPosition(d.start).line;
+    const text = ts.flattenDiagnosticMessageText(d.messageText, "\\n");
+    console.error(`${file}(${at + 1}): error TS${d.code}: ${text}`);
+    failed = true;
+  }
+  fs.writeFileSync(file.replace(/\\.ts$/, ".js"), out.outputText);
+}
+process.exit(failed ? 1 : 0);
+"""
+"""TypeScript is transpiled, not type-checked (as ts-node --transpile-only and tsx run it):
+syntax errors fail the compile, type errors do not, and programs use Node's ``require``
+without type definitions installed."""
+
+SCRIPTED = (
+    Language(
+        "php",
+        "main.php",
+        ("/usr/bin/php", "-n", "-d", "memory_limit=-1", "{box}/{main}"),
+        suffix=".php",
+        tools=("/usr/bin/php",),
+        package="php-cli",
+    ),
+    Language(
+        "ruby",
+        "main.rb",
+        ("/usr/bin/ruby", "--disable-gems", "{box}/{main}"),
+        suffix=".rb",
+        tools=("/usr/bin/ruby",),
+        package="ruby",
+        memory_rlimit="data",
+        aliases=("rb",),
+    ),
+    Language(
+        "perl",
+        "main.pl",
+        ("/usr/bin/perl", "{box}/{main}"),
+        suffix=".pl",
+        tools=("/usr/bin/perl",),
+        package="perl",
+        aliases=("pl",),
+    ),
+    Language(
+        "lua",
+        "main.lua",
+        ("/usr/bin/lua5.4", "{box}/{main}"),
+        suffix=".lua",
+        tools=("/usr/bin/lua5.4",),
+        package="lua5.4",
+    ),
+    Language(
+        "r",
+        "main.R",
+        ("/usr/bin/Rscript", "--vanilla", "{box}/{main}"),
+        suffix=".R",
+        tools=("/usr/bin/Rscript",),
+        package="r-base-core",
+        memory_rlimit="data",
+        aliases=("rscript",),
+    ),
+    Language(
+        "racket",
+        "main.rkt",
+        ("/usr/bin/racket", "{box}/{main}"),
+        suffix=".rkt",
+        tools=("/usr/bin/racket",),
+        package="racket",
+        memory_rlimit="none",  # Chez Scheme reserves more than RLIMIT_DATA allows
+        overhead_mb=64,
+        aliases=("rkt",),
+    ),
+)
+TEST_RUNNERS = (
+    Language(
+        "pytest",
+        "test_main.py",
+        (
+            "/usr/bin/python3",
+            "-E",
+            "-s",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            "/work",
+            "{box}/{main}",
+        ),
+        suffix=".py",
+        tools=("/usr/bin/python3", "/usr/lib/python3/dist-packages/pytest/__init__.py"),
+        package="python3-pytest",
+    ),
+    Language(
+        "go_test",
+        "main_test.go",
+        ("{box}/main.test", "-test.v"),
+        compile=("go", "test", "-c", "-o", "main.test", "{sources}"),
+        suffix=".go",
+        tools=("/usr/bin/go",),
+        package="golang-go",
+        memory_rlimit="data",
+        env={
+            "GOCACHE": "/work/.gocache",
+            "GOPATH": "/work/go",
+            "CGO_ENABLED": "0",
+            "GOFLAGS": "-mod=mod",
+            "GO111MODULE": "off",
+        },
+    ),
+    Language(
+        "d_unittest",
+        "main.d",
+        ("{box}/main",),
+        compile=("/usr/bin/gdc", "-funittest", "-fmain", "-o", "main", "{sources}"),
+        suffix=".d",
+        tools=("/usr/bin/gdc",),
+        package="gdc",
+        memory_rlimit="data",
+        aliases=("d_ut",),
+    ),
+    Language(
+        "kotlin_script",
+        "main.kts",
+        ("/usr/bin/kotlinc", "-J-Xmx{memory_mb}m", "-script", "{box}/{main}"),
+        suffix=".kts",
+        tools=("/usr/bin/kotlinc", "/usr/bin/java"),
+        package="kotlin",
+        memory_rlimit="none",
+        overhead_mb=384,
+    ),
+)
+"""SandboxFusion's test-runner modes: the program is (or contains) the tests."""
+
+COMPILED = (
+    Language(
+        "csharp",
+        "main.cs",
+        ("/usr/bin/mono", "{box}/main.exe"),
+        compile=("/usr/bin/mcs", "-optimize+", "-out:main.exe", "{sources}"),
+        suffix=".cs",
+        tools=("/usr/bin/mcs", "/usr/bin/mono"),
+        package="mono-mcs",
+        memory_rlimit="data",
+        aliases=("c#", "cs"),
+    ),
+    Language(
+        "d",
+        "main.d",
+        ("{box}/main",),
+        compile=("/usr/bin/gdc", "-O2", "-o", "main", "{sources}"),
+        suffix=".d",
+        tools=("/usr/bin/gdc",),
+        package="gdc",
+        memory_rlimit="data",
+        aliases=("dlang",),
+    ),
+    Language(
+        "typescript",
+        "main.ts",
+        ("node", "--max-old-space-size={memory_mb}", "{box}/main.js"),
+        compile=("node", "--max-old-space-size=1024", "-e", TS_TRANSPILE, "{sources}"),
+        suffix=".ts",
+        tools=("/usr/bin/node", "/usr/share/nodejs/typescript/lib/typescript.js"),
+        package="node-typescript",
+        memory_rlimit="none",
+        overhead_mb=128,
+        aliases=("ts",),
+    ),
+    Language(
+        "scala",
+        "Main.scala",
+        ("/usr/bin/scala", "-J-Xmx{memory_mb}m", "-cp", "{box}", "Main"),
+        compile=("/usr/bin/scalac", "-J-Xmx1024m", "-d", ".", "{sources}"),
+        suffix=".scala",
+        tools=("/usr/bin/scala", "/usr/bin/scalac"),
+        package="scala",
+        memory_rlimit="none",
+        overhead_mb=256,
+    ),
+    Language(
+        "kotlin",
+        "main.kt",
+        ("java", "-Xmx{memory_mb}m", "-XX:+UseSerialGC", "-jar", "{box}/main.jar"),
+        compile=(
+            "/usr/bin/kotlinc",
+            "-J-Xmx1024m",
+            "{sources}",
+            "-include-runtime",
+            "-d",
+            "main.jar",
+        ),
+        suffix=".kt",
+        tools=("/usr/bin/kotlinc", "/usr/bin/java"),
+        package="kotlin",
+        memory_rlimit="none",
+        overhead_mb=256,
+        aliases=("kt",),
+    ),
+)
+
+
 LANGUAGES: dict[str, Language] = {
     lang.name: lang
     for lang in (
@@ -112,6 +326,7 @@ LANGUAGES: dict[str, Language] = {
             suffix=".py",
             tools=("/usr/bin/python3",),
             aliases=("python", "py", "py3"),
+            package="python3",
         ),
         Language(
             "c",
@@ -120,6 +335,7 @@ LANGUAGES: dict[str, Language] = {
             compile=("gcc", "-O2", "-std=gnu17", "-o", "main", "{sources}", "-lm"),
             suffix=".c",
             tools=("/usr/bin/gcc",),
+            package="gcc",
             build_flags=(*_C_FAMILY_FLAGS, _C_STANDARDS),
         ),
         Language(
@@ -129,6 +345,7 @@ LANGUAGES: dict[str, Language] = {
             compile=("g++", "-O2", "-std=c++17", "-o", "main", "{sources}"),
             suffix=".cpp",
             tools=("/usr/bin/g++",),
+            package="g++",
             build_flags=(*_C_FAMILY_FLAGS, _CPP_STANDARDS),
             aliases=("c++", "cxx", "cc"),
         ),
@@ -157,6 +374,7 @@ LANGUAGES: dict[str, Language] = {
                 r"-encoding|UTF-8",
             ),
             tools=("/usr/bin/java", "/usr/bin/javac"),
+            package="default-jdk-headless",
             memory_rlimit="none",
             overhead_mb=256,
         ),
@@ -166,6 +384,7 @@ LANGUAGES: dict[str, Language] = {
             ("node", "--max-old-space-size={memory_mb}", "{box}/{main}"),
             suffix=".js",
             tools=("/usr/bin/node",),
+            package="nodejs",
             memory_rlimit="none",
             overhead_mb=128,
             aliases=("js", "node", "nodejs"),
@@ -178,6 +397,7 @@ LANGUAGES: dict[str, Language] = {
             suffix=".go",
             build_flags=(r"-trimpath", r"-tags=[A-Za-z0-9_,]+", r"-race"),
             tools=("/usr/bin/go",),
+            package="golang-go",
             aliases=("golang",),
             memory_rlimit="data",
             env={
@@ -202,6 +422,7 @@ LANGUAGES: dict[str, Language] = {
                 r"--edition=(?:2015|2018|2021)",
             ),
             tools=("rustc",),
+            package="rustc",
             memory_rlimit="data",
             aliases=("rs",),
         ),
@@ -211,6 +432,7 @@ LANGUAGES: dict[str, Language] = {
             ("/bin/bash", "{box}/{main}"),
             suffix=".sh",
             tools=("/bin/bash",),
+            package="bash",
             aliases=("sh", "shell"),
         ),
         Language(
@@ -219,6 +441,7 @@ LANGUAGES: dict[str, Language] = {
             ("sqlite3", "-bail", "-batch", ":memory:", ".read /dev/stdin", ".read {box}/{main}"),
             suffix=".sql",
             tools=("/usr/bin/sqlite3",),
+            package="sqlite3",
             aliases=("sqlite",),
         ),
         Language(
@@ -235,7 +458,11 @@ LANGUAGES: dict[str, Language] = {
                 r"-s|[A-Za-z_][A-Za-z0-9_]*",
             ),
             tools=("/usr/bin/iverilog", "/usr/bin/vvp"),
+            package="iverilog",
         ),
+        *SCRIPTED,
+        *COMPILED,
+        *TEST_RUNNERS,
     )
 }
 _ALIASES = {alias: lang.name for lang in LANGUAGES.values() for alias in lang.aliases}
@@ -299,5 +526,5 @@ def missing_tools(lang: Language, shared: bool = False) -> list[str]:
                 where = " readable by every user" if shared else ""
                 missing.append(f"rustc (no Rust toolchain{where}: apt-get install rustc)")
         elif not Path(tool).exists():
-            missing.append(tool)
+            missing.append(f"{tool} (apt-get install {lang.package})" if lang.package else tool)
     return missing

@@ -7,18 +7,35 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 
-# Debian packages: the command each one provides, then the package.
+# Debian packages: the command (or file) each one provides, then the package. The
+# sandbox's languages are all here (sandbox/languages.py names the same packages).
 missing=()
 while read -r command package; do
-    command -v "$command" >/dev/null 2>&1 || missing+=("$package")
+    command -v "$command" >/dev/null 2>&1 || [ -e "$command" ] || missing+=("$package")
 done <<'PACKAGES'
 redis-server redis-server
 bwrap bubblewrap
 sqlite3 sqlite3
+gcc gcc
+g++ g++
+javac default-jdk-headless
+node nodejs
 iverilog iverilog
 go golang-go
 openssl openssl
 /usr/bin/rustc rustc
+php php-cli
+ruby ruby
+perl perl
+lua5.4 lua5.4
+Rscript r-base-core
+mcs mono-mcs
+scalac scala
+kotlinc kotlin
+gdc gdc
+racket racket
+/usr/share/nodejs/typescript/lib/typescript.js node-typescript
+/usr/lib/python3/dist-packages/pytest/__init__.py python3-pytest
 prlimit util-linux
 useradd passwd
 unshare util-linux

@@ -48,6 +48,9 @@ _ETC = (
     "java-17-openjdk",
     "java-21-openjdk",
     "localtime",
+    "R",  # /usr/lib/R/etc links here
+    "mono",
+    "racket",  # config.rktd: without it racket recompiles its libraries at every start
 )
 
 

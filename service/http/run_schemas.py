@@ -135,11 +135,37 @@ FUSION_LANGUAGES = {
     "c": "c",
     "nodejs": "javascript",
     "go": "go",
+    "go_test": "go_test",
     "java": "java",
     "bash": "bash",
     "sql": "sql",
     "rust": "rust",
     "verilog": "verilog",
+    "php": "php",
+    "csharp": "csharp",
+    "typescript": "typescript",
+    "lua": "lua",
+    "R": "r",
+    "perl": "perl",
+    "ruby": "ruby",
+    "scala": "scala",
+    "racket": "racket",
+    "D_ut": "d_unittest",
+    "kotlin_script": "kotlin_script",
+    "pytest": "pytest",
+}
+# SandboxFusion's other modes, and why they are not offered here.
+FUSION_UNSUPPORTED = {
+    "python2": "Python 2 is not packaged by Debian 12",
+    "julia": "Julia is not packaged by Debian 12",
+    "swift": "Swift is not packaged by Debian 12",
+    "lean": "Lean is not packaged by Debian 12",
+    "cuda": "no GPU in the sandbox",
+    "python_gpu": "no GPU in the sandbox",
+    "junit": "the JUnit test-runner mode is not implemented yet; use java with assertions",
+    "jest": "the Jest test-runner mode is not implemented yet; use nodejs with assert",
+    "gtest": "the GoogleTest mode is not implemented yet; use cpp with assert",
+    "react": "the React mode is not implemented",
 }
 
 
@@ -176,7 +202,10 @@ class RunCodeRequest(BaseModel):
         """The sandbox language; ValueError naming ``language`` when unsupported."""
         if self.language not in FUSION_LANGUAGES:
             known = ", ".join(FUSION_LANGUAGES)
-            raise ValueError(f"language: {self.language!r} is not supported here; use {known}")
+            why = FUSION_UNSUPPORTED.get(self.language, "not a SandboxFusion language")
+            raise ValueError(
+                f"language: {self.language!r} is not supported here ({why}); use {known}"
+            )
         return FUSION_LANGUAGES[self.language]
 
     def sandbox_case(self) -> Case:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 
+from referee.sandbox import languages
 from tests.conftest import REPO
 
 README = (REPO / "README.md").read_text()
@@ -60,3 +61,11 @@ def test_a_script_without_the_guard_is_told_why_it_fails(tmp_path: Path) -> None
     )
     assert done.returncode != 0
     assert 'if __name__ == "__main__"' in done.stderr.splitlines()[-1]
+
+
+def test_the_sandbox_doc_lists_every_language() -> None:
+    """docs/sandbox.md's table has a row per language, with its Debian package."""
+    text = (REPO / "docs" / "sandbox.md").read_text()
+    for lang in languages.LANGUAGES.values():
+        assert f"| `{lang.name}` |" in text, lang.name
+        assert f"| `{lang.package}` |" in text, lang.name

@@ -132,6 +132,23 @@ CASES: list[tuple[str, str, Any, dict[str, Any], float]] = [
     ),
     ("stdio cpp, language from the fence", fenced(CPP_SQUARE, "cpp"), SQUARE_STDIO, {}, 1.0),
     ("stdio, golang alias", fenced(GO_SQUARE, "golang"), SQUARE_STDIO, {"language": "golang"}, 1.0),
+    (
+        "stdio ruby, language from the fence",
+        fenced("x = gets.to_i\nputs x*x", "ruby"),
+        SQUARE_STDIO,
+        {},
+        1.0,
+    ),
+    (
+        "stdio typescript",
+        fenced(
+            "const x: number = parseInt(require('fs').readFileSync(0, 'utf8'));\nconsole.log(x*x);",
+            "ts",
+        ),
+        SQUARE_STDIO,
+        {},
+        1.0,
+    ),
     ("function tests stay python", fenced(CPP_SQUARE, "cpp"), ADD_CALL, {}, 0.0),
     ("no code", "I don't know.", SQUARE_STDIO, {"language": "cpp"}, 0.0),
     ("compile error", fenced("int main( {", "cpp"), SQUARE_STDIO, {"language": "cpp"}, 0.0),

@@ -105,6 +105,8 @@ def test_run_code_reports_the_output_cap(client: TestClient) -> None:
     ("path", "body", "field"),
     [
         ("/run_code", {"code": "x", "language": "cobol"}, "language"),
+        ("/run_code", {"code": "x", "language": "julia"}, "not packaged by Debian 12"),
+        ("/run_code", {"code": "x", "language": "jest"}, "not implemented yet"),
         ("/run_code", {"code": "x", "language": "python", "files": {"a": "***"}}, "files.a"),
         ("/v1/run", {"language": "cobol", "source": "x"}, "unknown language"),
         (
