@@ -28,14 +28,21 @@ RUN /opt/referee/bin/pip install --no-compile ".${EXTRAS:+[$EXTRAS]}"
 # ---- runtime ----------------------------------------------------------------------------
 FROM ${BASE_IMAGE} AS runtime
 ARG VARIANT=core
-# The sandbox image carries bubblewrap and the toolchains of the sandbox languages.
-ARG SANDBOX_PACKAGES="bubblewrap gcc g++ default-jdk-headless nodejs golang-go rustc sqlite3 iverilog"
+# The sandbox image carries bubblewrap, the toolchains of the sandbox languages (the
+# Debian packages docs/sandbox.md lists) and the runtime of usual packages
+# (scripts/build-runtime.sh, at /opt/referee/runtime).
+ARG SANDBOX_PACKAGES="bubblewrap util-linux python3 python3-pip python3-pytest gcc g++ \
+    default-jdk-headless nodejs npm node-typescript golang-go rustc sqlite3 iverilog php-cli \
+    ruby perl lua5.4 r-base-core mono-mcs scala kotlin gdc racket"
+COPY scripts/build-runtime.sh /tmp/runtime/build-runtime.sh
+COPY scripts/runtime /tmp/runtime/runtime
 RUN set -eux; \
     packages="tini"; \
     if [ "$VARIANT" = "sandbox" ]; then packages="$packages $SANDBOX_PACKAGES"; fi; \
     apt-get update; \
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages; \
-    rm -rf /var/lib/apt/lists/*; \
+    if [ "$VARIANT" = "sandbox" ]; then bash /tmp/runtime/build-runtime.sh /opt/referee/runtime; fi; \
+    rm -rf /var/lib/apt/lists/* /tmp/runtime; \
     groupadd --system --gid 10001 referee; \
     useradd --system --uid 10001 --gid 10001 --home-dir /home/referee --create-home \
         --shell /usr/sbin/nologin referee; \

@@ -40,6 +40,13 @@ from typing import Literal
 MemoryRlimit = Literal["as", "data", "none"]
 
 RUST_MOUNT = "/opt/rust"
+RUNTIME_MOUNT = "/opt/runtime"
+"""Where the runtime directory (`SandboxSettings.runtime_dir`) appears in a sandbox. The
+languages' environments and class paths name its parts whether or not one is mounted (a
+missing path on them is harmless)."""
+PYTHON_ENV = {"PYTHONPATH": f"{RUNTIME_MOUNT}/python"}
+NODE_ENV = {"NODE_PATH": f"{RUNTIME_MOUNT}/node/node_modules"}
+JAVA_CLASS_PATH = f"{RUNTIME_MOUNT}/java/*"
 
 
 @dataclass(frozen=True)
@@ -192,7 +199,6 @@ TEST_RUNNERS = (
         "test_main.py",
         (
             "/usr/bin/python3",
-            "-E",
             "-s",
             "-m",
             "pytest",
@@ -206,6 +212,7 @@ TEST_RUNNERS = (
         suffix=".py",
         tools=("/usr/bin/python3", "/usr/lib/python3/dist-packages/pytest/__init__.py"),
         package="python3-pytest",
+        env=PYTHON_ENV,
     ),
     Language(
         "go_test",
@@ -279,6 +286,7 @@ COMPILED = (
         suffix=".ts",
         tools=("/usr/bin/node", "/usr/share/nodejs/typescript/lib/typescript.js"),
         package="node-typescript",
+        env=NODE_ENV,
         memory_rlimit="none",
         overhead_mb=128,
         aliases=("ts",),
@@ -322,9 +330,11 @@ LANGUAGES: dict[str, Language] = {
         Language(
             "python3",
             "main.py",
-            ("/usr/bin/python3", "-E", "-s", "{box}/{main}"),
+            # No -E: the environment is the sandbox's own (base_env + env), never the host's.
+            ("/usr/bin/python3", "-s", "{box}/{main}"),
             suffix=".py",
             tools=("/usr/bin/python3",),
+            env=PYTHON_ENV,
             aliases=("python", "py", "py3"),
             package="python3",
         ),
@@ -360,10 +370,19 @@ LANGUAGES: dict[str, Language] = {
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
                 "-cp",
-                "{box}",
+                f"{{box}}:{JAVA_CLASS_PATH}",
                 "Main",
             ),
-            compile=("javac", "-J-Xmx512m", "-J-XX:+UseSerialGC", "-d", ".", "{sources}"),
+            compile=(
+                "javac",
+                "-J-Xmx512m",
+                "-J-XX:+UseSerialGC",
+                "-cp",
+                f".:{JAVA_CLASS_PATH}",
+                "-d",
+                ".",
+                "{sources}",
+            ),
             suffix=".java",
             build_flags=(
                 r"-g(?::none)?",
@@ -385,6 +404,7 @@ LANGUAGES: dict[str, Language] = {
             suffix=".js",
             tools=("/usr/bin/node",),
             package="nodejs",
+            env=NODE_ENV,
             memory_rlimit="none",
             overhead_mb=128,
             aliases=("js", "node", "nodejs"),
@@ -488,7 +508,7 @@ def rust_sysroot(shared: bool = False) -> Path | None:
     )
     for rustc in dict.fromkeys([shutil.which("rustc", path=search), "/usr/bin/rustc"]):
         root = _sysroot_of(rustc) if rustc else None
-        if root is not None and (not shared or _readable_by_all(root)):
+        if root is not None and (not shared or readable_by_all(root)):
             return root
     return None
 
@@ -508,8 +528,9 @@ def _sysroot_of(rustc: str) -> Path | None:
     return root if done.returncode == 0 and (root / "bin" / "rustc").exists() else None
 
 
-def _readable_by_all(root: Path) -> bool:
-    """Whether any user can reach ``root`` (o+x on it and every parent) and read it."""
+def readable_by_all(root: Path) -> bool:
+    """Whether any user can reach ``root`` (o+x on it and every parent) and read it:
+    sandboxes started as a fresh unprivileged uid (`sandbox.identity`) must."""
     chain = [root, *root.parents]
     return all(p.stat().st_mode & stat.S_IXOTH for p in chain) and bool(
         root.stat().st_mode & stat.S_IROTH

@@ -98,7 +98,9 @@ class Sandbox:
             known = self._problem
         if known is not None and (known[1] is None or time.monotonic() < known[0]):
             return known[1]
-        found = backends.unusable(self.backend)
+        found = backends.unusable(self.backend) or _runtime_problem(
+            self.settings.runtime_dir, self.identities.active
+        )
         with self._lock:
             self._problem = (time.monotonic() + PROBLEM_RECHECK_S, found)
         return found
@@ -132,7 +134,7 @@ class Sandbox:
         identity = self.identities.acquire()
         box = ProgramDir(self.settings.work_root, files, identity)
         try:
-            binds = _binds(lang, shared=self.identities.active)
+            binds = _binds(lang, self.identities.active, self.settings.runtime_dir)
             report.compile = self._compile(lang, list(files), box, binds, program, limits)
             if report.compile.status is CompileStatus.OK:
                 box.sanitize()
@@ -214,7 +216,8 @@ class Sandbox:
         to_peer = os.pipe()
         channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
         try:
-            commands = _linked_commands(langs, boxes, programs, case, limits, channels)
+            binds = _binds(langs[0], self.identities.active, self.settings.runtime_dir)
+            commands = _linked_commands(langs, boxes, programs, case, limits, channels, binds)
         except BaseException:
             for fd in (*to_program, *to_peer):
                 os.close(fd)
@@ -399,13 +402,30 @@ def _relative_path(name: str) -> bool:
     return len(parts) <= MAX_PATH_DEPTH and all(_plain_name(part) for part in parts)
 
 
-def _binds(lang: languages.Language, shared: bool) -> dict[str, Path]:
+def _runtime_problem(runtime: Path | None, shared: bool) -> str | None:
+    """Why the configured runtime directory cannot be mounted, or None. ``shared``: runs
+    start as other users than ours, so every user must be able to read it."""
+    if runtime is None:
+        return None
+    setting = f"REFEREE_SANDBOX_RUNTIME_DIR={runtime}"
+    if not (runtime / "manifest.json").is_file():
+        return (
+            f"{setting} is not a runtime directory (no manifest.json): build it with "
+            "scripts/build-runtime.sh or unset the setting"
+        )
+    if shared and not languages.readable_by_all(runtime):
+        return f"{setting} is not readable by every user (sandboxes run as other users)"
+    return None
+
+
+def _binds(lang: languages.Language, shared: bool, runtime: Path | None) -> dict[str, Path]:
+    binds = {languages.RUNTIME_MOUNT: runtime} if runtime is not None else {}
     if lang.name != "rust":
-        return {}
+        return binds
     root = languages.rust_sysroot(shared)
     if root is None:
         raise SandboxFailure("rust toolchain vanished")
-    return {languages.RUST_MOUNT: root}
+    return {**binds, languages.RUST_MOUNT: root}
 
 
 def _linked_commands(
@@ -415,6 +435,7 @@ def _linked_commands(
     case: Case,
     limits: Limits,
     channels: tuple[Channel, Channel],
+    binds: dict[str, Path],
 ) -> list[Command]:
     """The program's command (no input) and the peer's (the case), each with its channel."""
     commands = []
@@ -422,7 +443,7 @@ def _linked_commands(
     for lang, box, program, given, channel in zip(
         langs, boxes, programs, inputs, channels, strict=True
     ):
-        command = _case_command(lang, _run_argv(lang, program, limits), box, {}, given, limits)
+        command = _case_command(lang, _run_argv(lang, program, limits), box, binds, given, limits)
         commands.append(dataclasses.replace(command, channel=channel))
     return commands
 

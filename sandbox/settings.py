@@ -39,5 +39,9 @@ class SandboxSettings(BaseSettings):
     host_uid_span: int = Field(default=1 << 24, ge=16, le=1 << 28)
     """Started as root, each run's bwrap starts as an unprivileged host uid drawn from
     ``[host_uid_base, host_uid_base + host_uid_span)`` (`sandbox.identity`)."""
+    runtime_dir: Path | None = None
+    """A read-only directory of extra packages (numpy, lodash, jars...) built by
+    ``scripts/build-runtime.sh``, shown to every sandboxed program at ``/opt/runtime``
+    (`languages.RUNTIME_MOUNT`). None: programs see the host's system packages only."""
     docker_image: str = "referee-sandbox:latest"
     docker_timeout_s: float = 30.0

@@ -70,7 +70,12 @@ fi
 # in the dev extra.
 "$PYTHON" -m pip install -q --disable-pip-version-check --no-deps \
     verl==0.9.1 openrlhf==0.11.2 sandbox-fusion==0.3.7
-PYTHON="$PYTHON" bash scripts/install-tools.sh  # helm + docker-compose for tests/deploy
+PYTHON="$PYTHON" bash scripts/install-tools.sh
+# The sandbox runtime (numpy, lodash, jars...) that tests/sandbox/test_runtime.py and the
+# SandboxFusion-compatibility tests mount.
+# Its default place, /opt/referee/runtime, is readable by the sandboxes' users wherever
+# this checkout lives.
+bash scripts/build-runtime.sh  # helm + docker-compose for tests/deploy
 
 "$PYTHON" -m ruff check .
 "$PYTHON" -m ruff format --check .

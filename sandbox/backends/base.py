@@ -9,6 +9,7 @@ is reported in the `Execution`.
 
 from __future__ import annotations
 
+import resource
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -109,3 +110,13 @@ def base_env(work: str) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
     }
+
+
+def lifted_address_space() -> str:
+    """The util-linux ``prlimit`` flag that raises the address-space soft limit to the
+    hard one, for runtimes bounded otherwise (``data``, ``none``): a program inherits the
+    soft limit of whoever starts it (a pool worker caps its own at
+    ``REFEREE_WORKER_MEMORY_MB``), and the JVM reserving its heap, or Go its arenas, must
+    not fail on the worker's limit instead of the case's."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return f"--as={'unlimited' if hard == resource.RLIM_INFINITY else hard}:"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from referee.sandbox import cgroups
-from referee.sandbox.backends.base import Command, Execution, base_env
+from referee.sandbox.backends.base import Command, Execution, base_env, lifted_address_space
 from referee.sandbox.identity import IdentityPool, as_user
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.supervision import Spawn, Watched, watch
@@ -371,7 +371,9 @@ def _rlimit_flags(command: Command) -> list[str]:
     memory = command.memory_mb << 20
     if command.memory_rlimit == "as":
         flags.append(f"--as={memory}:{memory}")
-    elif command.memory_rlimit == "data":
+    else:
+        flags.append(lifted_address_space())
+    if command.memory_rlimit == "data":
         flags.append(f"--data={memory}:{memory}")
     # Counted per user namespace (Linux 5.14+), and each sandbox has its own: it bounds
     # this run's processes and threads even without a pids cgroup, and never the server's.

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from referee.sandbox.backends.base import Command, Execution, base_env
+from referee.sandbox.backends.base import Command, Execution, base_env, lifted_address_space
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.supervision import Spawn, watch
 from referee.sandbox.types import SandboxFailure
@@ -109,6 +109,8 @@ def _limit_flags(command: Command) -> list[str]:
     memory = command.memory_mb << 20
     if command.memory_rlimit == "as":
         flags.append(f"--as={memory}")
-    elif command.memory_rlimit == "data":
+    else:
+        flags.append(lifted_address_space())
+    if command.memory_rlimit == "data":
         flags.append(f"--data={memory}")
     return flags

@@ -36,6 +36,7 @@ from referee.sandbox import cgroups
 from referee.sandbox.backends.base import Execution, base_env
 from referee.sandbox.backends.bwrap import isolation_args
 from referee.sandbox.identity import HostIdentity, IdentityPool, as_user
+from referee.sandbox.languages import RUNTIME_MOUNT
 from referee.sandbox.output import CappedOutput
 from referee.sandbox.pyfast.wire import CaseReport, CaseRequest
 from referee.sandbox.settings import SandboxSettings
@@ -92,6 +93,11 @@ class ForkServer:
             self._identities.release(self._identity)
         self._identity = None
 
+    def _runtime_bind(self) -> list[str]:
+        """The runtime directory, where the per-case sandbox shows it (`RUNTIME_MOUNT`)."""
+        runtime = self.settings.runtime_dir
+        return [] if runtime is None else ["--ro-bind", str(runtime), RUNTIME_MOUNT]
+
     def _ensure(self) -> socket.socket:
         if self._proc is not None and self._proc.poll() is None and self._sock is not None:
             return self._sock
@@ -120,6 +126,7 @@ class ForkServer:
                 "--symlink",
                 "/work",
                 "/tmp",
+                *self._runtime_bind(),
                 "--remount-ro",
                 "/",
                 "--remount-ro",  # cases mount their own /dev/shm and /dev/pts

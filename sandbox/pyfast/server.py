@@ -230,6 +230,7 @@ def _run_case(req: dict[str, object], fds: list[int]) -> None:
         assert isinstance(argv, list)
         sys.argv = ["/work/main.py", *argv]
         sys.path[0] = "/work"
+        sys.path.insert(1, "/opt/runtime/python")  # as PYTHONPATH does in the bwrap path
         files = req["files"]
         assert isinstance(files, dict)
         code = _execute(str(files["main.py"]))  # also written to /work, for tracebacks

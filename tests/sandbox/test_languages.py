@@ -3,6 +3,8 @@ step), and a runtime error. A language whose toolchain is absent is skipped, wit
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -238,3 +240,30 @@ def test_a_missing_toolchain_names_the_package_to_install() -> None:
 
 def test_every_language_names_its_debian_package() -> None:
     assert [name for name, lang in languages.LANGUAGES.items() if not lang.package] == []
+
+
+INHERITED_CAP = """
+import resource, sys
+from referee.sandbox import Case, Limits, Program, Sandbox, SandboxSettings
+_, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (1 << 31, hard))  # what a pool worker does to itself
+source = 'public class Main { public static void main(String[] a) { System.out.println(1); } }'
+with Sandbox(SandboxSettings(backend=sys.argv[1], python_fast_path=False)) as sandbox:
+    limits = Limits(wall_s=20, cpu_s=20, memory_mb=3072)
+    report = sandbox.run(Program(language="java", source=source), [Case()], limits)
+print(report.cases[0].status.value if report.cases else report.compile)
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "process"])
+def test_the_starting_process_address_space_cap_is_not_inherited(backend: str) -> None:
+    """A pool worker caps its own address space; a JVM asked for a 3 GiB heap in a case
+    must get it (it reserved the heap against the worker's cap: 'Could not reserve')."""
+    done = subprocess.run(
+        [sys.executable, "-c", INHERITED_CAP, backend],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "ok", done.stdout + done.stderr

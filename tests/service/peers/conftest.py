@@ -4,6 +4,7 @@ with ``--no-deps``, the ``sandbox-fusion`` client), pointed at a real ``referee 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,8 @@ def busy_server() -> Iterator[str]:
 
 
 KEY = "peer-test-key-0123456789"
+RUNTIME = os.environ.get("REFEREE_TEST_RUNTIME_DIR", "/opt/referee/runtime")
+"""The runtime scripts/test.sh builds (numpy and friends, as SandboxFusion's image has)."""
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +52,7 @@ def keyed_server() -> Iterator[str]:
     proc, url = start_server(
         {
             "REFEREE_API_KEYS": KEY,
+            "REFEREE_SANDBOX_RUNTIME_DIR": RUNTIME,
             "REFEREE_OPENRLHF_MAPPING": '{"verifier": "math", "reference_column": "answer"}',
         }
     )

@@ -55,6 +55,28 @@ def test_failed_runs(endpoint: str, language: str, code: str, run_status: str) -
     assert answer.run_result.return_code != 0
 
 
+@pytest.mark.parametrize(
+    ("language", "code"),
+    [
+        (
+            "python",
+            "import numpy as np, pandas as pd\n"
+            "print(int(np.arange(5).sum()) + pd.Series([1]).size)",
+        ),
+        ("nodejs", "const _ = require('lodash'); console.log(_.sum([5, 6]))"),
+        (
+            "java",
+            "import org.javatuples.Pair; public class Main { public static void main(String[] a)"
+            " { System.out.println(Pair.with(5, 11).getValue1()); } }",
+        ),
+    ],
+)
+def test_the_usual_packages_are_there(endpoint: str, language: str, code: str) -> None:
+    answer = run(endpoint, code=code, language=language)
+    assert answer.status == sf.RunStatus.Success, answer
+    assert answer.run_result is not None and answer.run_result.stdout == "11\n"
+
+
 def test_compile_error_is_failed_with_the_compiler_output(endpoint: str) -> None:
     answer = run(endpoint, code="int main( {", language="cpp")
     assert answer.status == sf.RunStatus.Failed

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Build the sandbox runtime: a read-only directory of packages every sandboxed program
+# sees at /opt/runtime (REFEREE_SANDBOX_RUNTIME_DIR=<dir>):
+#   python/             pip --target for /usr/bin/python3 (on the programs' PYTHONPATH)
+#   node/node_modules/  npm packages (NODE_PATH)
+#   java/*.jar          jars from Debian packages (on java's and javac's class path)
+#   manifest.json       what was installed, with versions
+# From the pinned lists in scripts/runtime/. Usage: scripts/build-runtime.sh [DIR]
+# (default /opt/referee/runtime). Re-running with unchanged lists does nothing.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+lists="$here/runtime"
+target="${1:-/opt/referee/runtime}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
+
+stamp="$(cat "$lists"/*.txt | sha256sum | cut -c1-16)"
+if [ -f "$target/manifest.json" ] && grep -q "\"lists\": \"$stamp\"" "$target/manifest.json"; then
+    echo "runtime at $target is up to date"
+    exit 0
+fi
+packages() { grep -v '^\s*#' "$1" | grep -v '^\s*$' || true; }
+
+# Debian packages: pip for the sandbox's own Python, npm (unless node came with its own),
+# and the jars' packages.
+missing=()
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+while read -r package jar; do
+    [ -f "/usr/share/java/$jar" ] || missing+=("$package")
+done < <(packages "$lists/java.txt")
+if [ "${#missing[@]}" -gt 0 ]; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/referee-runtime.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+# The interpreter the sandbox runs: wheels must match its version, not ours.
+PIP_ROOT_USER_ACTION=ignore /usr/bin/python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check \
+    --no-warn-script-location --only-binary=:all: --target "$work/python" \
+    -r <(packages "$lists/python.txt")
+rm -rf "$work/python/bin"
+mkdir -p "$work/node"
+(cd "$work/node" && npm install --silent --no-audit --no-fund --no-package-lock \
+    $(packages "$lists/node.txt") >/dev/null)
+mkdir -p "$work/java"
+while read -r _ jar; do cp "/usr/share/java/$jar" "$work/java/$jar"; done \
+    < <(packages "$lists/java.txt")
+
+/usr/bin/python3 - "$work" "$stamp" <<'PY'
+import json, pathlib, sys
+from importlib.metadata import distributions
+root, stamp = pathlib.Path(sys.argv[1]), sys.argv[2]
+python = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions(path=[str(root / "python")]))
+node = sorted(
+    f"{p.parent.name}@{json.loads(p.read_text())['version']}"
+    for p in (root / "node" / "node_modules").glob("*/package.json")
+)
+java = sorted(p.name for p in (root / "java").glob("*.jar"))
+manifest = {"lists": stamp, "python": python, "node": node, "java": java}
+(root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+PY
+chmod -R a+rX "$work"
+$SUDO mkdir -p "$(dirname "$target")"
+$SUDO rm -rf "$target.new"
+$SUDO cp -a "$work" "$target.new"
+$SUDO rm -rf "$target"
+$SUDO mv "$target.new" "$target"
+echo "runtime built at $target"

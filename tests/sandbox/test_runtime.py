@@ -1,0 +1,175 @@
+"""The runtime directory (`SandboxSettings.runtime_dir`): what a program may import beyond
+the host's system packages, mounted read-only at /opt/runtime on every path (per-case
+bwrap, the Python fast path, linked runs, compiled Java)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxSettings, SandboxStatus
+from tests.conftest import REPO
+
+from .conftest import FAST
+
+BUILT = Path(os.environ.get("REFEREE_TEST_RUNTIME_DIR", "/opt/referee/runtime"))
+"""The real runtime, built by scripts/test.sh (scripts/build-runtime.sh, default place)."""
+
+
+def _probe_jar(into: Path, work: Path) -> None:
+    source = work / "probe" / "Probe.java"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        'package probe; public class Probe { public static String hi() { return "jar"; } }'
+    )
+    subprocess.run(["javac", "-d", str(work / "classes"), str(source)], check=True)
+    subprocess.run(
+        ["jar", "cf", str(into / "probe.jar"), "-C", str(work / "classes"), "."], check=True
+    )
+
+
+@pytest.fixture(scope="module")
+def runtime() -> Iterator[Path]:
+    """A small runtime: one Python module, one node module, one jar, a manifest. Made
+    under /tmp itself: pytest's own temp dirs are private to us, and the sandboxes run as
+    other users."""
+    root = Path(tempfile.mkdtemp(prefix="referee-runtime-"))
+    try:
+        (root / "python").mkdir()
+        (root / "python" / "runtime_probe.py").write_text("VALUE = 'python'\n")
+        module = root / "node" / "node_modules" / "runtime-probe"
+        module.mkdir(parents=True)
+        (module / "index.js").write_text("module.exports = 'node';\n")
+        (root / "java").mkdir()
+        _probe_jar(root / "java", root / "build")
+        shutil.rmtree(root / "build")
+        (root / "manifest.json").write_text(json.dumps({"lists": "test"}))
+        for path in [root, *root.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield root
+    finally:
+        shutil.rmtree(root)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["bwrap", "fast-path"])
+def sandbox(runtime: Path, request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    settings = SandboxSettings(
+        backend="bwrap", python_fast_path=request.param, limits=FAST, runtime_dir=runtime
+    )
+    with Sandbox(settings) as sb:
+        yield sb
+
+
+PROGRAMS = [
+    ("python3", "import runtime_probe\nprint(runtime_probe.VALUE)", "python"),
+    ("javascript", "console.log(require('runtime-probe'))", "node"),
+    (
+        "java",
+        "public class Main { public static void main(String[] a) {"
+        " System.out.println(probe.Probe.hi()); } }",
+        "jar",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "source", "printed"), PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_programs_import_from_the_runtime(
+    sandbox: Sandbox, language: str, source: str, printed: str
+) -> None:
+    limits = FAST.model_copy(update={"wall_s": 20, "cpu_s": 20, "memory_mb": 512})
+    report = sandbox.run(Program(language=language, source=source), [Case()], limits)
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert (case.status, case.stdout) == (CaseStatus.OK, f"{printed}\n"), (case, report.compile)
+
+
+def test_the_runtime_is_read_only(sandbox: Sandbox) -> None:
+    source = "open('/opt/runtime/python/runtime_probe.py', 'w').write('VALUE = 1')"
+    [case] = sandbox.run(Program(language="python3", source=source), [Case()]).cases
+    assert case.status is CaseStatus.RUNTIME_ERROR
+    assert "Read-only file system" in case.stderr or "Permission denied" in case.stderr
+
+
+def test_linked_runs_see_the_runtime(sandbox: Sandbox) -> None:
+    program = Program(language="python3", source="import runtime_probe\nprint(runtime_probe.VALUE)")
+    peer = Program(language="python3", source="print('peer')")
+    report = sandbox.run_linked(program, peer, [Case()])
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    assert report.cases[0].stdout == "python\n", report.cases[0]
+
+
+def test_a_missing_runtime_is_a_clear_unavailable(tmp_path: Path) -> None:
+    settings = SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=tmp_path / "nothing")
+    with Sandbox(settings) as sb:
+        report = sb.run(Program(language="python3", source="print(1)"), [Case()])
+    assert report.sandbox_status is SandboxStatus.UNAVAILABLE
+    assert "build-runtime.sh" in report.message
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    if not (BUILT / "manifest.json").is_file():
+        pytest.fail(f"no runtime at {BUILT}: scripts/test.sh builds it (scripts/build-runtime.sh)")
+    return BUILT
+
+
+BUILT_PROGRAMS = [
+    (
+        "python3",
+        "import numpy, pandas, scipy.optimize, sympy, requests\n"
+        "print(int(numpy.arange(4).sum()), pandas.Series([1, 2]).sum(), sympy.factor('x**2-1'))",
+        "6 3 (x - 1)*(x + 1)",
+    ),
+    ("javascript", "const _ = require('lodash'); console.log(_.chunk([1, 2, 3], 2).length)", "2"),
+    (
+        "java",
+        "import org.javatuples.Pair; public class Main { public static void main(String[] a) {"
+        " System.out.println(Pair.with(1, 2).getValue1()); } }",
+        "2",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "printed"), BUILT_PROGRAMS, ids=[p[0] for p in BUILT_PROGRAMS]
+)
+def test_the_built_runtime_has_the_usual_packages(
+    built: Path, language: str, source: str, printed: str
+) -> None:
+    limits = FAST.model_copy(update={"wall_s": 30, "cpu_s": 30, "memory_mb": 1024})
+    settings = SandboxSettings(backend="bwrap", python_fast_path=False, runtime_dir=built)
+    with Sandbox(settings) as sb:
+        report = sb.run(Program(language=language, source=source), [Case()], limits)
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert (case.status, case.stdout) == (CaseStatus.OK, f"{printed}\n"), (case, report.compile)
+
+
+def test_requests_has_no_network(built: Path) -> None:
+    source = "import requests\nrequests.get('http://1.1.1.1', timeout=2)"
+    settings = SandboxSettings(backend="bwrap", python_fast_path=False, runtime_dir=built)
+    limits = FAST.model_copy(update={"wall_s": 10, "cpu_s": 10, "memory_mb": 512})
+    with Sandbox(settings) as sb:
+        [case] = sb.run(Program(language="python3", source=source), [Case()], limits).cases
+    assert case.status is CaseStatus.RUNTIME_ERROR
+    assert "ConnectionError" in case.stderr or "unreachable" in case.stderr
+
+
+def test_the_build_script_skips_an_up_to_date_runtime(built: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "runtime"
+    shutil.copytree(built / "node", copy / "node")
+    shutil.copy(built / "manifest.json", copy / "manifest.json")
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-runtime.sh"), str(copy)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "up to date" in done.stdout
