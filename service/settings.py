@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from referee.service.adapters.mapping import ItemMapping
@@ -26,6 +26,18 @@ def default_data_dir() -> Path:
 
 def _default_workers() -> int:
     return max(1, os.cpu_count() or 1)
+
+
+class RunCaps(BaseModel):
+    """The most a ``/run_code`` request may ask for (``REFEREE_RUN_CAPS``, JSON); more is
+    capped and the response's ``message`` says so. ``memory_limit_MB`` -1 means
+    ``memory_mb``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_s: float = Field(default=30.0, gt=0, le=600)
+    compile_s: float = Field(default=60.0, gt=0, le=600)
+    memory_mb: int = Field(default=4096, ge=16, le=65536)
 
 
 class Settings(BaseSettings):
@@ -72,6 +84,7 @@ class Settings(BaseSettings):
 
     default_deadline_s: float = Field(default=60.0, gt=0)
     max_deadline_s: float = Field(default=600.0, gt=0)
+    run_caps: RunCaps = Field(default_factory=RunCaps)
     run_queue_s: float = Field(default=5.0, gt=0)
     """How long a ``/run_code`` or ``/v1/run`` request may wait for a free sandbox on top
     of its own limits (compile + runs) before it is answered 504 ``deadline_exceeded``

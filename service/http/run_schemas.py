@@ -26,6 +26,7 @@ from referee.sandbox import (
     Program,
     SandboxStatus,
 )
+from referee.service.settings import RunCaps
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.execution import Execution
 
@@ -179,15 +180,10 @@ class CommandRunResult(BaseModel):
     stderr: str | None = None
 
 
-MAX_RUN_S = 30.0
-MAX_COMPILE_S = 60.0
-MAX_MEMORY_MB = 4096
-
-
 class RunCodeRequest(BaseModel):
     """SandboxFusion's ``RunCodeRequest``. ``memory_limit_MB`` -1 (or 0) means the
-    server's maximum (`MAX_MEMORY_MB`); timeouts and memory past the maxima are capped,
-    and the response's ``message`` says so (`caps`)."""
+    server's maximum (`RunCaps.memory_mb`); timeouts and memory past the maxima are
+    capped, and the response's ``message`` says so (`capped`)."""
 
     code: str
     language: str
@@ -219,14 +215,14 @@ class RunCodeRequest(BaseModel):
                 raise ValueError(f"files.{name}: expected base64 of UTF-8 text") from None
         return Case(stdin=self.stdin or "", files=files)
 
-    def limits(self, defaults: Limits) -> Limits:
-        """This request's limits; ``defaults`` (the server's sandbox limits) give the rest,
-        the output cap among them."""
-        memory = MAX_MEMORY_MB if self.memory_limit_MB <= 0 else self.memory_limit_MB
-        memory = max(min(memory, MAX_MEMORY_MB), 16)
+    def limits(self, defaults: Limits, caps: RunCaps) -> Limits:
+        """This request's limits within ``caps``; ``defaults`` (the server's sandbox
+        limits) give the rest, the output cap among them."""
+        memory = caps.memory_mb if self.memory_limit_MB <= 0 else self.memory_limit_MB
+        memory = max(min(memory, caps.memory_mb), 16)
         run_s, compile_s = (
-            min(self.run_timeout, MAX_RUN_S),
-            min(self.compile_timeout, MAX_COMPILE_S),
+            min(self.run_timeout, caps.run_s),
+            min(self.compile_timeout, caps.compile_s),
         )
         return defaults.model_copy(
             update={
@@ -237,18 +233,18 @@ class RunCodeRequest(BaseModel):
             }
         )
 
-    def caps(self) -> list[str]:
+    def capped(self, caps: RunCaps) -> list[str]:
         """What was asked for past the server's maxima, as said in the response."""
-        capped = []
-        if self.run_timeout > MAX_RUN_S:
-            capped.append(f"run_timeout {self.run_timeout:g} s capped at {MAX_RUN_S:g} s")
-        if self.compile_timeout > MAX_COMPILE_S:
-            capped.append(
-                f"compile_timeout {self.compile_timeout:g} s capped at {MAX_COMPILE_S:g} s"
+        said = []
+        if self.run_timeout > caps.run_s:
+            said.append(f"run_timeout {self.run_timeout:g} s capped at {caps.run_s:g} s")
+        if self.compile_timeout > caps.compile_s:
+            said.append(
+                f"compile_timeout {self.compile_timeout:g} s capped at {caps.compile_s:g} s"
             )
-        if self.memory_limit_MB > MAX_MEMORY_MB:
-            capped.append(f"memory_limit_MB {self.memory_limit_MB} capped at {MAX_MEMORY_MB}")
-        return capped
+        if self.memory_limit_MB > caps.memory_mb:
+            said.append(f"memory_limit_MB {self.memory_limit_MB} capped at {caps.memory_mb}")
+        return said
 
 
 class RunCodeResponse(BaseModel):

@@ -80,14 +80,14 @@ async def run_code(
         spec = RunSpec(
             program={"language": body.sandbox_language(), "source": body.code},
             cases=[body.sandbox_case()],
-            limits=body.limits(settings.engines.sandbox.limits),
+            limits=body.limits(settings.engines.sandbox.limits, settings.run_caps),
             expected=[None],
         )
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
     await caller.spend(1)
     done = await _execute(spec, settings, dispatcher, caller)
-    return RunCodeResponse.from_execution(done, body.caps())
+    return RunCodeResponse.from_execution(done, body.capped(settings.run_caps))
 
 
 async def _execute(

@@ -93,6 +93,18 @@ def test_run_code_says_what_it_capped_and_gives_minus_one_the_maximum(
     assert capped["message"] == "run_timeout 100 s capped at 30 s"
 
 
+def test_run_code_caps_are_the_servers_settings() -> None:
+    settings = small_settings(sandbox_workers=1, run_caps={"run_s": 3, "memory_mb": 128})
+    grow = "x = bytearray(300 * 2**20)\nprint(len(x) >> 20)"
+    with TestClient(create_app(settings)) as client:
+        out = client.post(
+            "/run_code",
+            json={"code": grow, "language": "python", "run_timeout": 5, "memory_limit_MB": 512},
+        ).json()
+    assert out["status"] == "Failed", out
+    assert out["message"] == "run_timeout 5 s capped at 3 s; memory_limit_MB 512 capped at 128"
+
+
 def test_run_code_reports_the_output_cap(client: TestClient) -> None:
     flood = "import sys\nsys.stdout.write('x' * (4 * 2**20))"
     out = client.post("/run_code", json={"code": flood, "language": "python"}).json()
