@@ -62,6 +62,11 @@ CASES: list[tuple[str, float]] = [
     ("clip(-a, 0, 1)", 0.0),
     ("clip(c, 0, 1)", 0.5),
     ("clip(a, 2, 2)", 2.0),
+    ("floor(c + 2)", 2.0),
+    ("ceil(c)", 1.0),
+    ("floor(-c)", -1.0),
+    ("sqrt(4) + exp(0)", 3.0),
+    ("log(exp(a))", 2.0),
     ("min(a, max(b, 10)) * 2", 4.0),
     ("min", 7.0),  # a component may be named like a function
     ("min(min, 1)", 1.0),
@@ -125,6 +130,9 @@ def test_formula_syntax_errors(text: str, message: str) -> None:
         ("1e200 * 1e200", "non-finite"),
         ("-1e308 - 1e308", "non-finite"),
         ("clip(a, 1, 0)", "lower bound 1.0 is above upper bound 0.0"),
+        ("sqrt(-a)", "sqrt(-2.0) is not a real number"),
+        ("log(0)", "log(0.0) is not a real number"),
+        ("exp(1000)", "numeric overflow"),
         ("missing + 1", "unknown name 'missing'"),
     ],
 )

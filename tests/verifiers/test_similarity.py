@@ -61,6 +61,19 @@ CASES: list[tuple[str, Any, dict[str, Any], float]] = [
     ("!!!", "???", {"metric": "rouge_l"}, 0.0),
     ("!!!", "!!!", {"metric": "rouge_l"}, 1.0),  # equal texts score 1 under every metric
     ("the cat sat", CAT, {"metric": "rouge_l", "threshold": 0.5}, 1.0),
+    # rouge_n: n-gram F-measure; 3 of 3 unigrams found, 3 of the reference's 6 (P 1, R .5)
+    ("the cat sat", CAT, {"metric": "rouge_1"}, 2 / 3),
+    ("the cat sat", CAT, {"metric": "rouge_2"}, 2 * 0.4 / 1.4),  # P 2/2, R 2/5
+    ("the cat sat", CAT, {"metric": "rouge_3"}, 2 * 0.25 / 1.25),  # P 1/1, R 1/4
+    ("the cat sat", CAT, {"metric": "rouge_4"}, 0.0),  # no 4-gram in the response
+    ("the cat sat on the", CAT, {"metric": "rouge_5"}, 2 * 0.5 / 1.5),  # P 1/1, R 1/2
+    # gleu: min(precision, recall) over 1..4-grams: 6 matched of 6 (hyp), of 18 (ref)
+    ("the cat sat", CAT, {"metric": "gleu"}, 1 / 3),
+    ("a dog", CAT, {"metric": "gleu"}, 0.0),
+    # meteor: all 3 words matched in one chunk: 1 - 0.5 * (1/3)^3
+    ("The cat sat.", "the cat sat", {"metric": "meteor"}, 1 - 0.5 / 27),
+    ("the cats sat", "the cat sat", {"metric": "meteor"}, 1 - 0.5 / 27),  # Porter stems
+    ("a dog", "the cat sat", {"metric": "meteor"}, 0.0),
 ]
 
 
@@ -73,7 +86,7 @@ def test_similarity_cases(score, response, reference, params, expected) -> None:
     assert result.verifier == "similarity@1"
 
 
-@pytest.mark.parametrize("metric", ["fuzzy", "bleu", "rouge_l"])
+@pytest.mark.parametrize("metric", ["fuzzy", "bleu", "gleu", "meteor", "rouge_2", "rouge_l"])
 def test_details_carry_raw_score_and_metric(score, metric) -> None:  # type: ignore[no-untyped-def]
     result = score("similarity", "the cat sat", CAT, metric=metric, threshold=0.99)
     assert result.reward == 0.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.judge.profiles import JudgeProfile
-from referee.verifiers.judge.prompts import Messages
+from referee.verifiers.judge.prompts import Messages, content_bytes
 
 BUDGET = "judge_budget"
 
@@ -36,7 +36,7 @@ class Allowance:
     def charge(self, messages: Messages) -> None:
         """Spend one call sending ``messages``, or raise `ItemInvalid` when it would go
         past what is left."""
-        size = sum(len(m.get("content", "").encode()) for m in messages)
+        size = sum(content_bytes(m) for m in messages)
         if self.calls < 1:
             raise ItemInvalid(BUDGET, f"the item used up the calls profile {self.profile!r} allows")
         if size > self.prompt_bytes:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.judge.allowance import BUDGET
-from referee.verifiers.judge.params import JudgeParams
+from referee.verifiers.judge.params import CALLER_MESSAGES, JudgeParams
 from referee.verifiers.judge.profiles import JudgeProfile
 from referee.verifiers.judge.rubric import Rubric, split
 
@@ -19,11 +19,11 @@ def require_within_caps(params: JudgeParams, rubric: Rubric, profile: JudgeProfi
     """Raise `ItemInvalid` naming the field when ``params`` ask for more than ``profile``
     allows one item, counting the worst case of calls."""
     name = params.profile
-    if params.mode == "messages" and not profile.allow_messages_mode:
+    if params.mode in CALLER_MESSAGES and not profile.allow_messages_mode:
         raise ItemInvalid(
             BUDGET,
-            f"params.mode: profile {name!r} does not allow messages mode (the operator "
-            "enables it with allow_messages_mode)",
+            f"params.mode: profile {name!r} does not allow {params.mode} mode (the caller's "
+            "own messages; the operator enables it with allow_messages_mode)",
         )
     if params.samples > profile.max_samples:
         raise ItemInvalid(

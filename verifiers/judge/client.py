@@ -1,4 +1,5 @@
 """The HTTP side of a judge profile: one pooled async client, a concurrency limit, retries.
+It posts chat completions (`ProfileClient.complete`) and embeddings (`ProfileClient.embed`).
 
 One `ProfileClient` per profile and event loop (its connection pool and its concurrency
 slots belong to the loop that first uses them). Every call runs under the
@@ -23,8 +24,9 @@ import email.utils
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from referee.verifiers.base import ItemError, ItemTimeout
 from referee.verifiers.judge.logprobs import TokenLogprob, parse_tokens
@@ -32,6 +34,7 @@ from referee.verifiers.judge.profiles import JudgeProfile
 from referee.verifiers.judge.transport import Response, TransportError, UnsendableRequest, open_pool
 
 RETRYABLE_STATUS = frozenset({408, 429})
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,14 @@ class Completion:
     choices: tuple[Choice, ...]
     prompt_tokens: int
     completion_tokens: int
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """A successful embeddings answer: one vector per input, in input order."""
+
+    vectors: tuple[tuple[float, ...], ...]
+    prompt_tokens: int
 
 
 class _Retryable(Exception):
@@ -79,14 +90,29 @@ class ProfileClient:
         self.closed = True
 
     async def complete(self, body: dict[str, Any], deadline: float) -> Completion:
-        """Post ``body``; retry what is retryable while ``deadline`` (``time.monotonic``)
-        allows. Raises `ItemError` (code ``judge_unreachable``, ``judge_timeout``,
-        ``judge_rate_limited``, ``judge_http_5xx``, ``judge_http_4xx``, ``judge_bad_request``,
-        ``judge_bad_response``) or `ItemTimeout`."""
+        """Post ``body`` to ``chat/completions``; retry what is retryable while
+        ``deadline`` (``time.monotonic``) allows. Raises `ItemError` (code
+        ``judge_unreachable``, ``judge_timeout``, ``judge_rate_limited``, ``judge_http_5xx``,
+        ``judge_http_4xx``, ``judge_bad_request``, ``judge_bad_response``) or `ItemTimeout`."""
+        return await self._call("chat/completions", body, deadline, _completion)
+
+    async def embed(self, texts: list[str], deadline: float) -> Embeddings:
+        """The profile model's embedding of each of ``texts`` (``POST embeddings``), with
+        the same retries, circuit and errors as `complete`."""
+        body = {"model": self.profile.model, "input": texts}
+        embeddings = await self._call("embeddings", body, deadline, _embeddings)
+        if len(embeddings.vectors) != len(texts):
+            message = f"{len(embeddings.vectors)} embeddings for {len(texts)} texts"
+            raise ItemError("judge_bad_response", f"{self.name}: {message}")
+        return embeddings
+
+    async def _call(
+        self, path: str, body: dict[str, Any], deadline: float, decode: Callable[[Response], T]
+    ) -> T:
         attempt = 0
         while True:
             try:
-                completion = await self._attempt(body, deadline)
+                completion = await self._attempt(path, body, deadline, decode)
             except _Retryable as exc:
                 self._trip(exc)
                 if attempt >= self.profile.retries:
@@ -121,7 +147,9 @@ class ProfileClient:
         jittered = self._rng.uniform(0, cap)
         return max(jittered, retry_after) if retry_after is not None else jittered
 
-    async def _attempt(self, body: dict[str, Any], deadline: float) -> Completion:
+    async def _attempt(
+        self, path: str, body: dict[str, Any], deadline: float, decode: Callable[[Response], T]
+    ) -> T:
         self._check_circuit()
         try:
             async with asyncio.timeout(max(deadline - time.monotonic(), 0)):
@@ -136,9 +164,7 @@ class ProfileClient:
                 raise ItemTimeout(f"{self.name}: deadline passed before the judge call")
             try:
                 async with asyncio.timeout(limit):
-                    response = await self._pool.post(
-                        "chat/completions", _encode(body), self._headers()
-                    )
+                    response = await self._pool.post(path, _encode(body), self._headers())
             except TimeoutError:
                 if limit < self.profile.timeout_s:
                     raise ItemTimeout(
@@ -151,7 +177,7 @@ class ProfileClient:
                 raise ItemError("judge_bad_request", f"{self.name}: {exc}") from None
         finally:
             self._slots.release()
-        return _completion(response)
+        return decode(response)
 
     def _headers(self) -> dict[str, str]:
         key = self.profile.api_key()
@@ -163,18 +189,7 @@ def _encode(body: dict[str, Any]) -> bytes:
 
 
 def _completion(response: Response) -> Completion:
-    status = response.status
-    if status == 429 or status in RETRYABLE_STATUS:
-        raise _Retryable(
-            "judge_rate_limited", f"HTTP {status}", retry_after(response.headers.get("retry-after"))
-        )
-    if status >= 500:
-        raise _Retryable(
-            "judge_http_5xx", f"HTTP {status}", retry_after(response.headers.get("retry-after"))
-        )
-    if status >= 400:
-        text = response.body[:300].decode(errors="replace")
-        raise ItemError("judge_http_4xx", f"HTTP {status}: {text}")
+    _raise_for_status(response)
     try:
         data = json.loads(response.body)
         choices = tuple(
@@ -192,6 +207,33 @@ def _completion(response: Response) -> Completion:
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _Retryable("judge_bad_response", f"not a chat completion: {exc!r}") from None
+
+
+def _embeddings(response: Response) -> Embeddings:
+    _raise_for_status(response)
+    try:
+        data = json.loads(response.body)
+        ordered = sorted(data["data"], key=lambda entry: int(entry["index"]))
+        vectors = tuple(tuple(float(x) for x in entry["embedding"]) for entry in ordered)
+        usage = data.get("usage") or {}
+        return Embeddings(vectors, prompt_tokens=int(usage.get("prompt_tokens") or 0))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _Retryable("judge_bad_response", f"not an embeddings answer: {exc!r}") from None
+
+
+def _raise_for_status(response: Response) -> None:
+    status = response.status
+    if status == 429 or status in RETRYABLE_STATUS:
+        raise _Retryable(
+            "judge_rate_limited", f"HTTP {status}", retry_after(response.headers.get("retry-after"))
+        )
+    if status >= 500:
+        raise _Retryable(
+            "judge_http_5xx", f"HTTP {status}", retry_after(response.headers.get("retry-after"))
+        )
+    if status >= 400:
+        text = response.body[:300].decode(errors="replace")
+        raise ItemError("judge_http_4xx", f"HTTP {status}: {text}")
 
 
 def retry_after(value: str | None) -> float | None:

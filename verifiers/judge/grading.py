@@ -125,6 +125,33 @@ async def grade_messages(session: Session, job: JudgedItem) -> Result:
     return Result(status=Status.OK, reward=score, components={"score": score}, details=details)
 
 
+async def grade_labels(session: Session, job: JudgedItem) -> Result:
+    """Reward: 1 when the label the judge answers to the caller's messages is one of
+    ``params.passing_labels``, else 0 (OpenAI's ``label_model``). A reply that is none of
+    ``params.labels`` is re-asked, then ``error``."""
+    if job.messages is None or not job.params.labels or not job.params.passing_labels:
+        raise ItemInvalid("invalid_params", "params.labels: labels mode needs labels")
+    labels = job.params.labels
+    scale = {label.strip().lower(): float(index) for index, label in enumerate(labels)}
+    spec = ReplySpec((Slot("label", scale),), listed=False, value_key="label", aliases=_LABEL_KEYS)
+    version = messages_version(job.messages)
+    question = replace(question_for(job, version, job.messages, spec), json_mode=False)
+    answer = await session.ask(job.params.profile, question, job.deadline)
+    label = labels[int(answer.values["label"])]
+    passed = float(label in job.params.passing_labels)
+    details = {
+        "mode": "labels",
+        "label": label,
+        "passed": bool(passed),
+        "reason": answer.reasons.get("label", ""),
+        **answer_details(job, version, [answer], slots=1),
+    }
+    return Result(status=Status.OK, reward=passed, components={"passed": passed}, details=details)
+
+
+_LABEL_KEYS = ("result", "value", "answer", "classification")
+
+
 def question_for(
     job: JudgedItem, template: str, messages: list[dict[str, str]], spec: ReplySpec
 ) -> Question:

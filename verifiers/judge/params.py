@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -14,8 +14,11 @@ from referee.verifiers.judge.rubric import MAX_CRITERIA, Rubric
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.types import Item
 
-Mode = Literal["explicit", "implicit", "pairwise", "tournament", "messages"]
+Mode = Literal["explicit", "implicit", "pairwise", "tournament", "messages", "labels", "embedding"]
 MAX_MESSAGES = 64
+MAX_LABELS = 64
+CALLER_MESSAGES: frozenset[str] = frozenset({"messages", "labels"})
+"""Modes whose reference is the caller's own conversation (`Dialogue`)."""
 
 
 class Sampling(Params):
@@ -35,13 +38,59 @@ class Sampling(Params):
         return self.model_dump(exclude_none=True)
 
 
+class TextPart(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["text"]
+    text: str = Field(max_length=200_000)
+
+
+class ImageUrl(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(max_length=20_000_000)
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class ImagePart(BaseModel):
+    """An image for a judge that takes them (a URL or a ``data:`` URL, sent as is)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+class AudioData(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data: str = Field(max_length=20_000_000)
+    format: Literal["wav", "mp3"]
+
+
+class AudioPart(BaseModel):
+    """Audio for a judge that takes it (base64, sent as is)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["input_audio"]
+    input_audio: AudioData
+
+
+ChatPart = Annotated[TextPart | ImagePart | AudioPart, Field(discriminator="type")]
+
+
 class ChatTurn(BaseModel):
-    """One message of a caller-written judge conversation (text content only)."""
+    """One message of a caller-written judge conversation: text, or chat content parts
+    (text, images, audio) for judge endpoints that take them. Sent as written; an
+    endpoint that cannot read a part answers 4xx, which is the item's ``error``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     role: Literal["system", "user", "assistant"]
-    content: str = Field(max_length=200_000)
+    content: str | Annotated[list[ChatPart], Field(min_length=1, max_length=64)] = Field(
+        max_length=200_000
+    )
 
 
 class Dialogue(BaseModel):
@@ -53,7 +102,10 @@ class Dialogue(BaseModel):
     messages: list[ChatTurn] = Field(min_length=1, max_length=MAX_MESSAGES)
 
     def as_messages(self) -> Messages:
-        return [{"role": turn.role, "content": turn.content} for turn in self.messages]
+        return [
+            {"role": turn.role, "content": turn.model_dump(exclude_none=True)["content"]}
+            for turn in self.messages
+        ]
 
 
 class JudgeParams(Params):
@@ -69,10 +121,18 @@ class JudgeParams(Params):
     """``explicit``: a verdict per criterion; ``implicit``: one holistic score;
     ``pairwise``: against the reference answer or ``anchor``; ``tournament``: single
     elimination within the item's ``group``; ``messages``: the caller's own conversation
-    (``reference`` is a `Dialogue`), rewarded with the number the judge answers."""
+    (``reference`` is a `Dialogue`), rewarded with the number the judge answers;
+    ``labels``: the caller's conversation, the judge answers one of ``labels``, and the
+    reward is 1 when it is one of ``passing_labels`` (OpenAI's ``label_model``);
+    ``embedding``: the cosine similarity of the response's and the reference's embeddings
+    from the profile's ``/embeddings`` (``reference``: a text, or several: the best)."""
     score_range: tuple[float, float] = (0.0, 1.0)
     """Messages mode: the judge's answer must lie in ``[low, high]`` and is the reward as
     it is (not normalised); anything else is re-asked, then ``error``, never clamped."""
+    labels: list[str] | None = Field(default=None, min_length=1, max_length=MAX_LABELS)
+    """Labels mode: the answers the judge may give."""
+    passing_labels: list[str] | None = Field(default=None, min_length=1, max_length=MAX_LABELS)
+    """Labels mode: the answers that earn a reward of 1 (a subset of ``labels``)."""
     sampling: Sampling = Field(default_factory=Sampling)
     """Overrides of the profile's sampling for this item's calls (any mode)."""
     criteria_per_call: int | None = Field(default=None, ge=1, le=MAX_CRITERIA)
@@ -103,10 +163,30 @@ class JudgeParams(Params):
         if self.score_range[0] >= self.score_range[1]:
             message = "the low end must be below the high end"
             raise field_error("JudgeParams", "score_range", message, self.score_range)
-        if self.mode == "messages" and self.scoring == "logprobs":
-            message = "messages mode scores the sampled reply; use auto or sample"
+        if self.mode in (*CALLER_MESSAGES, "embedding") and self.scoring == "logprobs":
+            message = f"{self.mode} mode scores the sampled reply; use auto or sample"
             raise field_error("JudgeParams", "scoring", message, self.scoring)
+        if self.mode == "labels":
+            self._check_labels()
         return self
+
+    def _check_labels(self) -> None:
+        if self.samples != 1:
+            message = "labels mode takes one reply (a label has no mean)"
+            raise field_error("JudgeParams", "samples", message, self.samples)
+        if not self.labels:
+            raise field_error("JudgeParams", "labels", "labels mode needs labels", self.labels)
+        folded = [label.strip().lower() for label in self.labels]
+        if len(set(folded)) < len(folded) or not all(folded):
+            message = "labels must be distinct and non-empty (case-insensitively)"
+            raise field_error("JudgeParams", "labels", message, self.labels)
+        if not self.passing_labels:
+            message = "labels mode needs passing_labels"
+            raise field_error("JudgeParams", "passing_labels", message, self.passing_labels)
+        unknown = [label for label in self.passing_labels if label not in self.labels]
+        if unknown:
+            message = f"not among labels: {', '.join(map(repr, unknown))}"
+            raise field_error("JudgeParams", "passing_labels", message, self.passing_labels)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from string import Template
+from typing import Any
 
 from referee.verifiers.judge.rubric import Criterion
 
@@ -35,7 +36,9 @@ PAIRWISE = "pairwise.v2"
 REASK = "reask.v1"
 CALLER_MESSAGES = "messages"
 
-Messages = list[dict[str, str]]
+Messages = list[dict[str, Any]]
+"""Chat messages: ``role`` and ``content``, a string, or (caller-written messages only) a
+list of chat content parts (``{"type": "text", "text"}``, ``{"type": "image_url", ...}``)."""
 
 TAG = "\u27e6tag\u27e7"
 """Stands for the per-call fence tag in rendered messages until `seal` replaces it."""
@@ -59,7 +62,24 @@ def escape(text: str) -> str:
 def seal(messages: Messages) -> Messages:
     """``messages`` with every `TAG` replaced by one fresh random tag (one per call)."""
     tag = secrets.token_hex(6)
-    return [{**m, "content": m["content"].replace(TAG, tag)} for m in messages]
+    return [{**m, "content": _sealed(m["content"], tag)} for m in messages]
+
+
+def _sealed(content: str | list[dict[str, Any]], tag: str) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content.replace(TAG, tag)
+    return [
+        {**part, "text": part["text"].replace(TAG, tag)} if part.get("type") == "text" else part
+        for part in content
+    ]
+
+
+def content_bytes(message: dict[str, Any]) -> int:
+    """What a message's content costs to send: its text, or its parts' texts and URLs."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return len(content.encode())
+    return len(json.dumps(content, ensure_ascii=False).encode())
 
 
 @dataclass(frozen=True)

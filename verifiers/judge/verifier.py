@@ -41,9 +41,15 @@ from referee.verifiers.judge.allowance import Allowance
 from referee.verifiers.judge.cache import ReplyCache
 from referee.verifiers.judge.caps import require_within_caps
 from referee.verifiers.judge.dialogue import Answer, Session
-from referee.verifiers.judge.grading import grade_explicit, grade_implicit, grade_messages
+from referee.verifiers.judge.embedding import grade_embedding
+from referee.verifiers.judge.grading import (
+    grade_explicit,
+    grade_implicit,
+    grade_labels,
+    grade_messages,
+)
 from referee.verifiers.judge.groups import grade_pairwise, run_tournament
-from referee.verifiers.judge.params import Dialogue, JudgedItem, JudgeParams
+from referee.verifiers.judge.params import CALLER_MESSAGES, Dialogue, JudgedItem, JudgeParams
 from referee.verifiers.judge.profiles import (
     NO_PROFILES,
     JudgeProfile,
@@ -53,6 +59,7 @@ from referee.verifiers.judge.profiles import (
 from referee.verifiers.judge.prompts import Messages
 from referee.verifiers.judge.rubric import Rubric
 from referee.verifiers.judge.usage import UsageCollector, UsageMeter
+from referee.verifiers.rules.references import text_references
 from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
 
 START_BATCH = 32
@@ -180,8 +187,8 @@ class JudgeVerifier:
             require_within_caps(params, rubric, profile)
         except ItemInvalid as exc:
             return Result.failed(Status.INVALID, exc.code, exc.message)
-        # Messages mode reads the sampled number: a caller's range has no token scale.
-        logprobs = params.mode != "messages" and (
+        # Caller-written modes read the sampled answer: a caller's range has no token scale.
+        logprobs = params.mode not in (*CALLER_MESSAGES, "embedding") and (
             params.scoring == "logprobs" or (params.scoring == "auto" and profile.supports_logprobs)
         )
         wanted = params.deadline_s or default_deadline
@@ -197,6 +204,8 @@ class JudgeVerifier:
             "explicit": grade_explicit,
             "implicit": grade_implicit,
             "messages": grade_messages,
+            "labels": grade_labels,
+            "embedding": grade_embedding,
         }.get(job.params.mode, grade_pairwise)
         outcome = await _guarded(grade(session, job), job.deadline)
         result = outcome[0] if isinstance(outcome, list) else outcome
@@ -278,8 +287,11 @@ def _validated(
         raise ItemInvalid("invalid_params", describe_validation_error(exc, "params")) from None
     messages: Messages | None = None
     try:
-        if params.mode == "messages":
+        if params.mode in CALLER_MESSAGES:
             rubric, messages = Rubric(), Dialogue.model_validate(item.reference).as_messages()
+        elif params.mode == "embedding":
+            rubric = Rubric()
+            text_references(item.reference)  # checked here; read again when graded
         else:
             rubric = Rubric.model_validate(item.reference)
     except ValidationError as exc:

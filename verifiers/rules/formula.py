@@ -11,7 +11,9 @@ mathematics and Python's ``**``: ``-2^2 == -4``, ``2^-1 == 0.5``, ``2^3^2 == 2^9
 
 ``NUMBER`` is an integer, a decimal or scientific notation (``3``, ``.5``, ``2.5e-3``);
 ``NAME`` is an ASCII identifier; ``FUNC`` is one of ``min``, ``max`` (one or more
-arguments), ``abs`` (one) and ``clip(x, lo, hi)``.
+arguments), ``clip(x, lo, hi)``, and the one-argument ``abs``, ``floor``, ``ceil``,
+``exp``, ``sqrt`` and ``log`` (natural; the functions OpenAI's ``calculate_output``
+documents).
 
 Formulas come from untrusted clients. Nothing here calls ``eval`` or compiles Python:
 text is tokenised and parsed by hand into immutable `Expr` trees, length and nesting
@@ -114,6 +116,19 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "max": (1, None),
     "abs": (1, 1),
     "clip": (3, 3),
+    "floor": (1, 1),
+    "ceil": (1, 1),
+    "exp": (1, 1),
+    "sqrt": (1, 1),
+    "log": (1, 1),
+}
+_UNARY: dict[str, Callable[[float], float]] = {
+    "abs": abs,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "exp": math.exp,
+    "sqrt": math.sqrt,
+    "log": math.log,
 }
 
 _TOKEN = re.compile(
@@ -281,8 +296,9 @@ def _number(token: _Token) -> float:
 def evaluate(expr: Expr, values: Mapping[str, float]) -> float:
     """The value of ``expr`` with each name bound by ``values``; always a finite float.
 
-    Raises `FormulaError` for an unknown name, division by zero, a power outside the real
-    numbers (``(-8)^(1/3)``, ``0^-1``), ``clip`` with ``lo > hi``, or any intermediate
+    Raises `FormulaError` for an unknown name, division by zero, a power or a function
+    outside the real numbers (``(-8)^(1/3)``, ``0^-1``, ``sqrt(-1)``, ``log(0)``),
+    ``clip`` with ``lo > hi``, or any intermediate
     result that is not finite (overflow, or a non-finite value passed in).
     """
     try:
@@ -338,8 +354,11 @@ def _call(function: str, args: list[float]) -> float:
         return min(args)
     if function == "max":
         return max(args)
-    if function == "abs":
-        return abs(args[0])
+    if function in _UNARY:
+        try:
+            return _finite(float(_UNARY[function](args[0])), f"{function}()")
+        except ValueError:  # sqrt(-1), log(0): math raises instead of going complex
+            raise FormulaError(f"{function}({args[0]!r}) is not a real number") from None
     value, lo, hi = args
     if lo > hi:
         raise FormulaError(f"clip() lower bound {lo!r} is above upper bound {hi!r}")

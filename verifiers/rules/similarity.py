@@ -1,10 +1,14 @@
-"""The ``similarity`` verifier: graded text overlap (fuzzy ratio, BLEU, ROUGE-L)."""
+"""The ``similarity`` verifier: graded text overlap (fuzzy ratio, BLEU, GLEU, METEOR,
+ROUGE-1..5 and ROUGE-L): every metric of OpenAI's ``text_similarity`` grader except
+``cosine``, which needs an embedding model (the judge's ``embedding`` mode)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 import regex
+from nltk.translate.gleu_score import sentence_gleu
+from nltk.translate.meteor_score import meteor_score
 from pydantic import Field
 from rapidfuzz import fuzz
 from rouge_score import rouge_scorer
@@ -15,7 +19,20 @@ from referee.verifiers.rules.normalization import Normalization
 from referee.verifiers.rules.references import text_references
 from referee.verifiers.types import Item
 
-Metric = Literal["fuzzy", "bleu", "rouge_l"]
+Metric = Literal[
+    "fuzzy",
+    "bleu",
+    "gleu",
+    "meteor",
+    "rouge_1",
+    "rouge_2",
+    "rouge_3",
+    "rouge_4",
+    "rouge_5",
+    "rouge_l",
+]
+_ROUGE = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_3": "rouge3", "rouge_4": "rouge4"}
+_ROUGE |= {"rouge_5": "rouge5", "rouge_l": "rougeL"}
 
 # Letters and digits of any script; underscores and punctuation separate words.
 _WORD = regex.compile(r"[^\W_]+")
@@ -24,8 +41,11 @@ _WORD = regex.compile(r"[^\W_]+")
 class SimilarityParams(Params):
     metric: Metric = "fuzzy"
     """``fuzzy``: normalised Levenshtein similarity (rapidfuzz ``fuzz.ratio``) on characters;
-    ``bleu``: sentence BLEU (sacrebleu, 13a tokens, effective order); ``rouge_l``: ROUGE-L
-    F-measure on lower-cased words (rouge-score)."""
+    ``bleu``: sentence BLEU (sacrebleu, 13a tokens, effective order); ``gleu``: sentence
+    Google-BLEU, 1- to 4-grams (nltk); ``meteor``: METEOR with exact and Porter-stem
+    matching (nltk; no WordNet synonyms: the WordNet data is not installed);
+    ``rouge_1``..``rouge_5``, ``rouge_l``: ROUGE-N / ROUGE-L F-measure (rouge-score).
+    GLEU, METEOR and ROUGE work on lower-cased words of any script."""
     normalize: Normalization = Field(default_factory=Normalization)
     threshold: float | None = Field(default=None, ge=0, le=1)
     """If set, the reward is 1.0 when the score reaches it, else 0.0."""
@@ -63,7 +83,8 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
 
     def __init__(self) -> None:
         self._bleu = BLEU(effective_order=True)
-        self._rouge = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_WordTokenizer())
+        self._words = _WordTokenizer()
+        self._rouge = rouge_scorer.RougeScorer(list(_ROUGE.values()), tokenizer=self._words)
 
     def check(self, item: Item, params: SimilarityParams) -> Outcome:
         norm = params.normalize
@@ -78,9 +99,29 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
             return 1.0  # identical texts, including empty ones, which the metrics score 0
         if metric == "bleu":
             raw = self._bleu.sentence_score(response, references).score / 100.0
-        elif metric == "rouge_l":
-            raw = max(self._rouge.score(ref, response)["rougeL"].fmeasure for ref in references)
+        elif metric in _ROUGE:
+            kind = _ROUGE[metric]
+            raw = max(self._rouge.score(ref, response)[kind].fmeasure for ref in references)
+        elif metric in ("gleu", "meteor"):
+            raw = self._word_metric(metric, response, references)
         else:
             raw = max(fuzz.ratio(response, ref) for ref in references) / 100.0
         # sacrebleu gives 100.00000000000004 for some perfect matches: keep to [0, 1].
         return min(max(float(raw), 0.0), 1.0)
+
+    def _word_metric(self, metric: Metric, response: str, references: list[str]) -> float:
+        hypothesis = self._words.tokenize(response)
+        refs = [self._words.tokenize(ref) for ref in references]
+        if metric == "gleu":
+            return float(max(sentence_gleu([ref], hypothesis) for ref in refs))
+        return float(meteor_score(refs, hypothesis, wordnet=_NO_SYNONYMS))
+
+
+class _NoSynonyms:
+    """What nltk's METEOR asks WordNet for, answering no synonyms (stem matching stays)."""
+
+    def synsets(self, word: str, *args: object, **kwargs: object) -> list[object]:
+        return []
+
+
+_NO_SYNONYMS = _NoSynonyms()

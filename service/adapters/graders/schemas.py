@@ -10,7 +10,17 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.rules.formula import FormulaError, parse
 
-SIMILARITY = {"fuzzy_match": "fuzzy", "bleu": "bleu", "rouge_l": "rouge_l"}
+SIMILARITY = {
+    "fuzzy_match": "fuzzy",
+    "bleu": "bleu",
+    "gleu": "gleu",
+    "meteor": "meteor",
+    **{f"rouge_{n}": f"rouge_{n}" for n in ("1", "2", "3", "4", "5", "l")},
+}
+"""OpenAI's ``text_similarity`` metrics -> the ``similarity`` verifier's; ``cosine`` is the
+judge's embedding mode on the `EMBEDDING_PROFILE` profile."""
+COSINE = "cosine"
+EMBEDDING_PROFILE = "embeddings"
 
 
 class _Grader(BaseModel):
@@ -36,8 +46,8 @@ class TextSimilarity(_Grader):
     @field_validator("evaluation_metric")
     @classmethod
     def _supported(cls, metric: str) -> str:
-        if metric not in SIMILARITY:
-            raise ValueError(f"unsupported here; use one of {', '.join(SIMILARITY)}")
+        if metric not in SIMILARITY and metric != COSINE:
+            raise ValueError(f"unsupported; use one of {', '.join([*SIMILARITY, COSINE])}")
         return metric
 
 
@@ -47,30 +57,55 @@ class PythonGrader(_Grader):
     image_tag: str | None = None
 
 
-class TextPart(BaseModel):
-    """A text content part of a model grader message. Images and audio are refused: the
-    judge profiles are text chat endpoints."""
-
+class InputText(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["input_text", "output_text"]
     text: str
 
 
+class InputImage(BaseModel):
+    """An image (a URL, a ``data:`` URL, or a template giving one); sent to the judge as
+    a chat ``image_url`` part, for judge endpoints that take images."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["input_image"]
+    image_url: str
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class AudioInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    data: str
+    format: Literal["wav", "mp3"]
+
+
+class InputAudio(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["input_audio"]
+    input_audio: AudioInput
+
+
+ContentPart = Annotated[InputText | InputImage | InputAudio, Field(discriminator="type")]
+
+
 class ModelInput(BaseModel):
-    """One message of a ``score_model`` grader's ``input``; its text may hold templates."""
+    """One message of a model grader's ``input``: ``content`` is a string, one content
+    object, or a list of content objects and strings, as OpenAI's eval items allow; its
+    text (and image URLs) may hold templates."""
 
     model_config = ConfigDict(extra="forbid")
 
     role: Literal["system", "developer", "user", "assistant"]
-    content: str | Annotated[list[TextPart], Field(min_length=1)]
+    content: str | ContentPart | Annotated[list[str | ContentPart], Field(min_length=1)]
     type: Literal["message"] | None = None
 
-    def text(self) -> str:
-        """The content as one string; parts are joined by newlines, as chat templates do."""
-        if isinstance(self.content, str):
-            return self.content
-        return "\n".join(part.text for part in self.content)
+    def parts(self) -> list[str | InputText | InputImage | InputAudio]:
+        """The content as a list (a lone string or object is a list of one)."""
+        return list(self.content) if isinstance(self.content, list) else [self.content]
 
 
 class SamplingParams(BaseModel):
@@ -126,6 +161,30 @@ class ScoreModel(_Grader):
         return self
 
 
+class LabelModel(_Grader):
+    """OpenAI's ``label_model`` grader: the model answers one of ``labels``; the reward is
+    1 when that is one of ``passing_labels``, else 0."""
+
+    type: Literal["label_model"]
+    model: str = Field(min_length=1, max_length=256)
+    input: list[ModelInput] = Field(min_length=1, max_length=64)
+    labels: list[str] = Field(min_length=1, max_length=64)
+    passing_labels: list[str] = Field(min_length=1, max_length=64)
+    sampling_params: SamplingParams | None = None
+
+    @model_validator(mode="after")
+    def _passing_are_labels(self) -> LabelModel:
+        unknown = [label for label in self.passing_labels if label not in self.labels]
+        if unknown:
+            message = f"not among labels: {', '.join(map(repr, unknown))}"
+            raise field_error("LabelModel", "passing_labels", message, self.passing_labels)
+        folded = [label.strip().lower() for label in self.labels]
+        if len(set(folded)) < len(folded) or not all(folded):
+            message = "labels must be distinct and non-empty (case-insensitively)"
+            raise field_error("LabelModel", "labels", message, self.labels)
+        return self
+
+
 class Multi(_Grader):
     type: Literal["multi"]
     graders: dict[str, Grader] = Field(min_length=1)
@@ -144,7 +203,8 @@ class Multi(_Grader):
 
 
 Grader = Annotated[
-    StringCheck | TextSimilarity | PythonGrader | ScoreModel | Multi, Field(discriminator="type")
+    StringCheck | TextSimilarity | PythonGrader | ScoreModel | LabelModel | Multi,
+    Field(discriminator="type"),
 ]
 Multi.model_rebuild()
 

@@ -4,12 +4,19 @@ into the grader's answer (``multi``'s formula, error flags, token usage)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from referee.service.adapters.graders.schemas import (
+    COSINE,
+    EMBEDDING_PROFILE,
     SIMILARITY,
     Grader,
     GraderRunResponse,
+    InputAudio,
+    InputImage,
+    InputText,
+    LabelModel,
+    ModelInput,
     Multi,
     ScoreModel,
     StringCheck,
@@ -51,13 +58,8 @@ def leaf_items(
             params=params,
         )
     elif isinstance(grader, TextSimilarity):
-        made = Item(
-            verifier="similarity",
-            response=render(grader.input, sample, item, budget),
-            reference=render(grader.reference, sample, item, budget),
-            params={"metric": SIMILARITY[grader.evaluation_metric]},
-        )
-    elif isinstance(grader, ScoreModel):
+        made = _similarity_item(grader, sample, item, budget)
+    elif isinstance(grader, ScoreModel | LabelModel):
         made = _judge_item(grader, sample_text, sample, item, budget)
     else:
         made = Item(
@@ -68,33 +70,85 @@ def leaf_items(
     return [(key, made)]
 
 
+def _similarity_item(
+    grader: TextSimilarity, sample: dict[str, Any], item: dict[str, Any], budget: Expansion
+) -> Item:
+    """A ``similarity`` item, or for ``cosine`` a judge item in embedding mode on the
+    `EMBEDDING_PROFILE` judge profile (the embedding model's endpoint)."""
+    response = render(grader.input, sample, item, budget)
+    reference = render(grader.reference, sample, item, budget)
+    if grader.evaluation_metric == COSINE:
+        params: dict[str, Any] = {"mode": "embedding", "profile": EMBEDDING_PROFILE}
+        return Item(verifier="judge", response=response, reference=reference, params=params)
+    params = {"metric": SIMILARITY[grader.evaluation_metric]}
+    return Item(verifier="similarity", response=response, reference=reference, params=params)
+
+
 # Chat endpoints other than OpenAI's (vLLM chat templates) know no "developer" role;
 # OpenAI itself treats it as the system message.
 _ROLES = {"developer": "system"}
 
 
 def _judge_item(
-    grader: ScoreModel,
+    grader: ScoreModel | LabelModel,
     sample_text: str,
     sample: dict[str, Any],
     item: dict[str, Any],
     budget: Expansion,
 ) -> Item:
-    """A ``judge`` item in messages mode; ``params.model`` is ``grader.model`` as given."""
+    """A ``judge`` item in messages mode (``score_model``) or labels mode
+    (``label_model``); ``params.model`` is ``grader.model`` as given."""
     messages = [
-        {"role": _ROLES.get(m.role, m.role), "content": render(m.text(), sample, item, budget)}
+        {"role": _ROLES.get(m.role, m.role), "content": _content(m, sample, item, budget)}
         for m in grader.input
     ]
     sampling = grader.sampling_params.judge_sampling() if grader.sampling_params else {}
-    params = {
-        "mode": "messages",
-        "model": grader.model,
-        "score_range": list(grader.range),
-        "sampling": sampling,
-    }
+    params: dict[str, Any] = {"model": grader.model, "sampling": sampling}
+    if isinstance(grader, ScoreModel):
+        params |= {"mode": "messages", "score_range": list(grader.range)}
+    else:
+        params |= {
+            "mode": "labels",
+            "labels": grader.labels,
+            "passing_labels": grader.passing_labels,
+        }
     return Item(
         verifier="judge", response=sample_text, reference={"messages": messages}, params=params
     )
+
+
+def _content(
+    message: ModelInput, sample: dict[str, Any], item: dict[str, Any], budget: Expansion
+) -> str | list[dict[str, Any]]:
+    """A message's rendered content: one string when it is all text (parts joined by
+    newlines, as chat templates do), else chat content parts for a judge that takes
+    images or audio."""
+    parts = message.parts()
+    texts = [part if isinstance(part, str) else part.text for part in parts if _text(part)]
+    if len(texts) == len(parts):
+        return render("\n".join(texts), sample, item, budget)
+    return [_chat_part(part, sample, item, budget) for part in parts]
+
+
+def _text(part: object) -> TypeGuard[str | InputText]:
+    return isinstance(part, str | InputText)
+
+
+def _chat_part(
+    part: str | InputText | InputImage | InputAudio,
+    sample: dict[str, Any],
+    item: dict[str, Any],
+    budget: Expansion,
+) -> dict[str, Any]:
+    if isinstance(part, str | InputText):
+        text = part if isinstance(part, str) else part.text
+        return {"type": "text", "text": render(text, sample, item, budget)}
+    if isinstance(part, InputImage):
+        image: dict[str, Any] = {"url": render(part.image_url, sample, item, budget)}
+        if part.detail is not None:
+            image["detail"] = part.detail
+        return {"type": "image_url", "image_url": image}
+    return {"type": "input_audio", "input_audio": part.input_audio.model_dump()}
 
 
 def combine(
@@ -131,18 +185,21 @@ def report(
     """The ``/v1/graders/run`` answer from the leaves' results (same order as ``leaves``)."""
     by_key = {key: result for (key, _), result in zip(leaves, results, strict=True)}
     reward, subs = combine(grader, by_key)
+    usage = token_usage(leaves, results)
     metadata = {
         "name": grader.name,
         "type": grader.type,
         "errors": error_flags(leaves, results),
         "execution_time": execution_time,
         "scores": {key: result.reward for key, result in by_key.items()},
+        "token_usage": sum(entry["total_tokens"] for entry in usage.values()) if usage else None,
+        "sampled_model_name": None,
     }
     return GraderRunResponse(
         reward=reward,
         sub_rewards=subs,
         metadata=metadata,
-        model_grader_token_usage_per_model=token_usage(leaves, results),
+        model_grader_token_usage_per_model=usage,
     )
 
 
@@ -154,6 +211,8 @@ def template_failure(grader: Grader, message: str) -> GraderRunResponse:
         "errors": error_flags([], [], message),
         "execution_time": 0.0,
         "scores": {},
+        "token_usage": None,
+        "sampled_model_name": None,
     }
     return GraderRunResponse(reward=None, sub_rewards={}, metadata=metadata)
 
@@ -168,6 +227,7 @@ def error_flags(
         "sample_parse_error": False,
         "invalid_variable_error": template_error is not None,
         "python_grader_server_error": False,
+        "python_grader_server_error_type": None,
         "python_grader_runtime_error": False,
         "python_grader_runtime_error_details": None,
         "model_grader_server_error": False,
@@ -175,6 +235,7 @@ def error_flags(
         "model_grader_parse_error": False,
         "model_grader_server_error_details": None,
         "unresponsive_reward_error": False,
+        "truncated_observation_error": False,
         "other_error": False,
     }
     details = [template_error] if template_error else []

@@ -1,4 +1,8 @@
-"""``{{sample.x}}`` / ``{{item.x}}`` templates, rendered within a request's budget."""
+"""``{{sample.x}}`` / ``{{item.x}}`` templates, rendered within a request's budget.
+
+A variable is a path of keys and list indices: ``{{item.answers[0]}}``,
+``{{sample.output_json.steps[2].result}}``. Anything that looks like a variable but is not
+one of these is an error (`TemplateError`), never text compared literally."""
 
 from __future__ import annotations
 
@@ -6,7 +10,9 @@ import json
 import re
 from typing import Any
 
-_TEMPLATE = re.compile(r"\{\{\s*(sample|item)((?:\.[A-Za-z0-9_]+)+)\s*\}\}")
+_TEMPLATE = re.compile(r"\{\{\s*(sample|item)((?:\.[A-Za-z0-9_]+|\[\d+\])+)\s*\}\}")
+_STEP = re.compile(r"\.([A-Za-z0-9_]+)|\[(\d+)\]")
+_LOOKS_LIKE = re.compile(r"\{\{\s*(?:sample|item)\b[^{}]*\}\}")
 
 
 class TemplateError(ValueError):
@@ -44,14 +50,20 @@ def render(template: str, sample: dict[str, Any], item: dict[str, Any], budget: 
 
     def value(match: re.Match[str]) -> str:
         found: Any = {"sample": sample, "item": item}[match.group(1)]
-        for key in match.group(2).strip(".").split("."):
-            if not isinstance(found, dict) or key not in found:
+        for key, index in _STEP.findall(match.group(2)):
+            if key and isinstance(found, dict) and key in found:
+                found = found[key]
+            elif index and isinstance(found, list) and int(index) < len(found):
+                found = found[int(index)]
+            else:
                 raise TemplateError(
                     f"{{{{{match.group(1)}{match.group(2)}}}}} is not in the request"
                 )
-            found = found[key]
         text = found if isinstance(found, str) else json.dumps(found)
         budget.take_chars(len(text))
         return text
 
+    leftover = _LOOKS_LIKE.search(_TEMPLATE.sub("", template))
+    if leftover is not None:
+        raise TemplateError(f"{leftover.group(0)} is not a variable referee can fill")
     return _TEMPLATE.sub(value, template)

@@ -1,4 +1,5 @@
-"""OpenAI-style graders: ``POST /v1/graders/run`` and ``POST /v1/graders/validate``."""
+"""OpenAI-style graders: ``POST /v1/graders/run`` and ``POST /v1/graders/validate``, also
+under the OpenAI SDK's paths (``/v1/fine_tuning/alpha/graders/...``)."""
 
 from __future__ import annotations
 
@@ -30,12 +31,18 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("/v1/graders/validate", response_model=GraderRequest, responses=_ERRORS)
+@router.post(
+    "/v1/fine_tuning/alpha/graders/validate", response_model=GraderRequest, responses=_ERRORS
+)
 async def validate(body: GraderRequest) -> GraderRequest:
     """The grader, normalised, if referee can run it; else 422 naming the field."""
     return body
 
 
 @router.post("/v1/graders/run", response_model=GraderRunResponse, responses=_ERRORS)
+@router.post(
+    "/v1/fine_tuning/alpha/graders/run", response_model=GraderRunResponse, responses=_ERRORS
+)
 async def run(
     body: GraderRunRequest, dispatcher: DispatcherDep, caller: CallerDep, settings: SettingsDep
 ) -> GraderRunResponse:

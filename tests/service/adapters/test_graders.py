@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from referee.service.adapters.graders import Expansion, TemplateError, render
 from referee.service.http.app import create_app
 from referee.service.settings import Settings
-from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion
+from tests.verifiers.judge.endpoint import JudgeEndpoint, Reply, completion, embeddings
 
 SAMPLE = {"output_text": '{"answer": "Paris"}', "output_json": {"answer": "Paris"}}
 
@@ -27,14 +27,25 @@ SAMPLE = {"output_text": '{"answer": "Paris"}', "output_json": {"answer": "Paris
         ("{{item.reference}}", "Paris"),
         ("{{item.nested.n}} and {{item.nested.list}}", "3 and [1, 2]"),
         ("no variables", "no variables"),
+        ("{{item.answers[0]}} or {{ item.answers[1] }}", "Paris or Lutetia"),
+        ("{{item.nested.list[1]}}", "2"),
+        ("{{item.rows[0].name}}", "x"),
     ],
 )
 def test_render(template: str, expected: str) -> None:
-    item = {"reference": "Paris", "nested": {"n": 3, "list": [1, 2]}}
+    item = {
+        "reference": "Paris",
+        "nested": {"n": 3, "list": [1, 2]},
+        "answers": ["Paris", "Lutetia"],
+        "rows": [{"name": "x"}],
+    }
     assert render(template, SAMPLE, item, Expansion(10, 10_000)) == expected
 
 
-@pytest.mark.parametrize("template", ["{{item.missing}}", "{{sample.output_json.x}}"])
+@pytest.mark.parametrize(
+    "template",
+    ["{{item.missing}}", "{{sample.output_json.x}}", "{{item.answers[5]}}", "{{item.x[0]}}"],
+)
 def test_render_names_missing_variables(template: str) -> None:
     with pytest.raises(TemplateError, match="not in the request"):
         render(template, SAMPLE, {}, Expansion(10, 10_000))
@@ -87,6 +98,54 @@ def test_text_similarity(client: TestClient) -> None:
     }
     assert run(client, grader, "Paris", {"answer": "Paris"})["reward"] == 1.0
     assert 0 < run(client, grader, "Pariss", {"answer": "Paris"})["reward"] < 1
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("{{item.answers[first]}}", "not a variable"),
+        ("{{ item.answers | upper }}", "not a variable"),
+    ],
+)
+def test_render_refuses_what_looks_like_a_variable_but_is_not(template: str, problem: str) -> None:
+    """Left in the text it would be compared literally: a silent reward of 0."""
+    with pytest.raises(TemplateError, match=problem):
+        render(template, SAMPLE, {"answers": ["a"]}, Expansion(10, 10_000))
+
+
+# Every documented metric but cosine (an embedding model: see test_cosine_similarity).
+@pytest.mark.parametrize(
+    ("metric", "reward"),
+    [
+        ("fuzzy_match", 1.0),
+        ("bleu", 1.0),
+        ("gleu", 1 / 3),
+        ("meteor", None),
+        ("rouge_1", 2 / 3),
+        ("rouge_2", 2 * 0.4 / 1.4),
+        ("rouge_3", 0.4),
+        ("rouge_4", 0.0),
+        ("rouge_5", 0.0),
+        ("rouge_l", 2 / 3),
+    ],
+)
+def test_every_text_similarity_metric(
+    client: TestClient, metric: str, reward: float | None
+) -> None:
+    grader = {
+        "type": "text_similarity",
+        "input": "{{sample.output_text}}",
+        "reference": "{{item.answers[0]}}",
+        "evaluation_metric": metric,
+    }
+    same = run(client, grader, "the cat sat on the mat", {"answers": ["the cat sat on the mat"]})
+    assert same["reward"] == 1.0
+    data = run(client, grader, "the cat sat", {"answers": ["the cat sat on the mat"]})
+    assert not any(v for k, v in data["metadata"]["errors"].items() if k.endswith("error"))
+    if metric in ("fuzzy_match", "bleu", "meteor"):
+        assert 0 < data["reward"] < 1
+    else:
+        assert data["reward"] == pytest.approx(reward)
 
 
 def test_python_grader_runs_in_the_sandbox(client: TestClient) -> None:
@@ -147,7 +206,7 @@ def test_missing_template_variable_is_flagged(client: TestClient) -> None:
                 "type": "text_similarity",
                 "input": "a",
                 "reference": "b",
-                "evaluation_metric": "meteor",
+                "evaluation_metric": "word_error_rate",
             },
             "evaluation_metric",
         ),
@@ -396,7 +455,6 @@ def _with_input(**message: Any) -> dict[str, Any]:
         ({**SCORE_MODEL, "input": []}, "grader.score_model.input"),
         (_with_input(role="tool"), "grader.score_model.input.0.role"),
         (_with_input(content=[]), "grader.score_model.input.0.content"),
-        (_with_input(content=[{"type": "input_image", "image_url": "u"}]), "content"),
         ({**SCORE_MODEL, "pass_threshold": 11}, "grader.score_model.pass_threshold"),
         ({**SCORE_MODEL, "model": ""}, "grader.score_model.model"),
         (
@@ -419,3 +477,136 @@ def test_validate_refuses_bad_score_models(
     response = client.post("/v1/graders/validate", json={"grader": grader})
     assert response.status_code == 422
     assert names in response.json()["error"]["message"]
+
+
+def test_score_model_accepts_every_content_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A string, one content object, a list mixing strings and objects, and image parts
+    (sent on as chat ``image_url`` parts, templates filled)."""
+    grader = {
+        **SCORE_MODEL,
+        "input": [
+            {"role": "developer", "content": {"type": "input_text", "text": "Grade 0 to 10."}},
+            {
+                "role": "user",
+                "content": ["Answer:", {"type": "input_text", "text": "{{sample.output_text}}"}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "input_text",
+                        "text": "Does this picture show {{item.reference_answer}}?",
+                    },
+                    {"type": "input_image", "image_url": "{{item.image}}", "detail": "low"},
+                ],
+            },
+        ],
+    }
+    item = {**ITEM, "image": "data:image/png;base64,iVBORw0KGgo="}
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: completion("6")
+        data = run(client, grader, SAMPLE_TEXT, item)
+    assert data["reward"] == 6.0, data
+    [request] = endpoint.requests
+    assert request["messages"] == [
+        {"role": "system", "content": "Grade 0 to 10."},
+        {"role": "user", "content": 'Answer:\n{"answer": "Paris"}'},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Does this picture show Paris?"},
+                {"type": "image_url", "image_url": {"url": item["image"], "detail": "low"}},
+            ],
+        },
+    ]
+
+
+LABEL_MODEL: dict[str, Any] = {
+    "type": "label_model",
+    "name": "sentiment",
+    "model": "gpt-4o-2024-08-06",
+    "input": [
+        {"role": "developer", "content": "Classify the sentiment: positive, neutral or negative."},
+        {"role": "user", "content": "{{sample.output_text}}"},
+    ],
+    "labels": ["positive", "neutral", "negative"],
+    "passing_labels": ["positive", "neutral"],
+}
+
+
+@pytest.mark.parametrize(("reply", "reward"), [('{"result": "neutral"}', 1.0), ("negative", 0.0)])
+def test_label_model(monkeypatch: pytest.MonkeyPatch, reply: str, reward: float) -> None:
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: completion(reply)
+        data = run(client, LABEL_MODEL, "It was fine, I guess.", {})
+    assert data["reward"] == reward, data
+    assert data["metadata"]["type"] == "label_model" and errors_set(data) == set()
+    assert endpoint.requests[0]["messages"][1] == {
+        "role": "user",
+        "content": "It was fine, I guess.",
+    }
+
+
+def test_label_model_answer_outside_the_labels_is_a_parse_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        endpoint.script = lambda _: completion("ecstatic")
+        data = run(client, LABEL_MODEL, "Wow", {})
+    assert data["reward"] is None
+    assert errors_set(data) == {"model_grader_parse_error"}
+
+
+@pytest.mark.parametrize(
+    ("change", "names"),
+    [({"passing_labels": ["happy"]}, "passing_labels"), ({"labels": []}, "labels")],
+)
+def test_validate_refuses_bad_label_models(
+    client: TestClient, change: dict[str, Any], names: str
+) -> None:
+    response = client.post("/v1/graders/validate", json={"grader": {**LABEL_MODEL, **change}})
+    assert response.status_code == 422
+    assert names in response.json()["error"]["message"]
+
+
+def test_cosine_similarity_through_the_embeddings_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    grader = {
+        "type": "text_similarity",
+        "input": "{{sample.output_text}}",
+        "reference": "{{item.answer}}",
+        "evaluation_metric": "cosine",
+    }
+    with judged_app(monkeypatch, {**PROFILES, "embeddings": "text-embedding-3-small"}) as (
+        client,
+        endpoint,
+    ):
+        endpoint.script = lambda _: embeddings([3.0, 4.0], [4.0, 3.0])
+        data = run(client, grader, "a kitten", {"answer": "a small cat"})
+    assert data["reward"] == pytest.approx(24 / 25)
+    [request] = endpoint.requests
+    assert request == {"model": "text-embedding-3-small", "input": ["a kitten", "a small cat"]}
+    assert endpoint.headers[0][":path"] == "/v1/embeddings"
+
+
+def test_cosine_without_an_embeddings_profile_is_flagged_not_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grader = {
+        "type": "text_similarity",
+        "input": "a",
+        "reference": "b",
+        "evaluation_metric": "cosine",
+    }
+    with judged_app(monkeypatch, PROFILES) as (client, endpoint):
+        data = run(client, grader, "a", {})
+    assert data["reward"] is None
+    assert "embeddings" in data["metadata"]["errors"]["other_error_details"]
+    assert endpoint.requests == []
+
+
+@pytest.mark.parametrize("prefix", ["/v1/graders", "/v1/fine_tuning/alpha/graders"])
+def test_the_sdk_paths_answer_too(client: TestClient, prefix: str) -> None:
+    """The OpenAI SDK calls /v1/fine_tuning/alpha/graders/{run,validate}."""
+    body = {"grader": STRING, "model_sample": "Paris", "item": {"answer": "Paris"}}
+    assert client.post(f"{prefix}/run", json=body).json()["reward"] == 1.0
+    assert client.post(f"{prefix}/validate", json={"grader": STRING}).status_code == 200

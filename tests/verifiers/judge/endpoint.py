@@ -85,8 +85,22 @@ def block(text: str, name: str) -> str:
 Script = Callable[[dict[str, Any]], Reply]
 
 
+def embeddings(*vectors: list[float], tokens: int = 12, **reply: Any) -> Reply:
+    """A 200 ``/v1/embeddings`` answer, one entry per vector (listed in reverse: the
+    client must order them by ``index``)."""
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    body = {
+        "object": "list",
+        "data": data[::-1],
+        "model": "embed",
+        "usage": {"prompt_tokens": tokens},
+    }
+    return Reply(body=body, **reply)
+
+
 class JudgeEndpoint:
-    """Serves ``POST /v1/chat/completions``: queued replies first, then ``script``.
+    """Serves ``POST /v1/chat/completions`` and ``/v1/embeddings`` alike: queued replies
+    first, then ``script``; ``headers`` record each request's ``:path``.
 
     ``requests`` records every request body; ``max_in_flight`` the most requests being
     answered at once. Thread-safe to read from the test.
@@ -208,6 +222,7 @@ async def _read_request(
             continue
         if isinstance(event, h11.Request):
             headers = {k.decode().lower(): v.decode() for k, v in event.headers}
+            headers[":path"] = event.target.decode()  # which route was called
         elif isinstance(event, h11.Data):
             body += bytes(event.data)
         elif isinstance(event, h11.EndOfMessage):
