@@ -196,8 +196,9 @@ def test_no_host_secrets_in_the_environment(
     [case] = sandbox.run(Program(language="python3", source=source), [Case()]).cases
     assert case.status is CaseStatus.OK
     assert "hunter2" not in case.stdout
-    keys = {line.split("=", 1)[0] for line in case.stdout.splitlines()}
-    assert keys <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PWD"}, keys
+    env = dict(line.split("=", 1) for line in case.stdout.splitlines())
+    assert set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PWD", "PYTHONPATH"}, env
+    assert env.get("PYTHONPATH", "/opt/runtime/python") == "/opt/runtime/python"  # ours
 
 
 def test_a_case_leaves_nothing_for_the_next(sandbox: Sandbox) -> None:

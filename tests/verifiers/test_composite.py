@@ -135,7 +135,7 @@ def test_nesting_up_to_the_limit_scores(score) -> None:  # type: ignore[no-untyp
         ({"verifiers": {"a": EQ}, "formula": "a +"}, "Paris", "invalid_params", "params.formula"),
         ({"verifiers": {"a": EQ}, "formula": "a + b"}, "Paris", "invalid_params", "params.formula"),
         (
-            {"verifiers": {"a": EQ}, "formula": "exp(a)"},
+            {"verifiers": {"a": EQ}, "formula": "expm1(a)"},
             "Paris",
             "invalid_params",
             "params.formula",
