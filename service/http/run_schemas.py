@@ -26,6 +26,7 @@ from referee.sandbox import (
     Program,
     SandboxStatus,
 )
+from referee.sandbox.notebook import CellResult, Notebook
 from referee.service.settings import RunCaps
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.execution import Execution
@@ -170,6 +171,18 @@ FUSION_UNSUPPORTED = {
 }
 
 
+def decoded_files(files: dict[str, str | None]) -> dict[str, str]:
+    """SandboxFusion's base64 files as text; ValueError naming ``files.<name>`` for content
+    that is not base64 of UTF-8 text."""
+    decoded: dict[str, str] = {}
+    for name, content in files.items():
+        try:
+            decoded[name] = base64.b64decode(content or "", validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise ValueError(f"files.{name}: expected base64 of UTF-8 text") from None
+    return decoded
+
+
 class CommandRunResult(BaseModel):
     """SandboxFusion's result of one command (compile or run)."""
 
@@ -207,13 +220,7 @@ class RunCodeRequest(BaseModel):
     def sandbox_case(self) -> Case:
         """The one case; ValueError naming ``files.<name>`` for content that is not
         base64 of UTF-8 text."""
-        files: dict[str, str] = {}
-        for name, content in self.files.items():
-            try:
-                files[name] = base64.b64decode(content or "", validate=True).decode("utf-8")
-            except (binascii.Error, UnicodeDecodeError):
-                raise ValueError(f"files.{name}: expected base64 of UTF-8 text") from None
-        return Case(stdin=self.stdin or "", files=files)
+        return Case(stdin=self.stdin or "", files=decoded_files(self.files))
 
     def limits(self, defaults: Limits, caps: RunCaps) -> Limits:
         """This request's limits within ``caps``; ``defaults`` (the server's sandbox
@@ -305,3 +312,62 @@ def _run_result(outcome: CaseOutcome) -> CommandRunResult:
         stdout=outcome.stdout,
         stderr=outcome.stderr,
     )
+
+
+class RunJupyterRequest(BaseModel):
+    """SandboxFusion's ``RunJupyterRequest``: cells run in order in one interpreter.
+    ``total_timeout`` is capped like ``/run_code``'s ``run_timeout``; ``cell_timeout`` 0
+    means no limit per cell."""
+
+    cells: list[str] = Field(min_length=1, max_length=256)
+    cell_timeout: float = Field(default=0, ge=0)
+    total_timeout: float = Field(default=45, gt=0)
+    kernel: Literal["python3"] = "python3"
+    files: dict[str, str | None] = Field(default_factory=dict)
+    fetch_files: list[str] = Field(default_factory=list)
+
+    def notebook(self) -> Notebook:
+        """The sandboxed run; ValueError naming ``files.<name>`` for bad content."""
+        files = decoded_files(self.files)
+        return Notebook(self.cells, self.cell_timeout, files)
+
+    def limits(self, defaults: Limits, caps: RunCaps) -> Limits:
+        wall = min(self.total_timeout, caps.run_s)
+        return defaults.model_copy(
+            update={"wall_s": wall, "cpu_s": wall, "memory_mb": caps.memory_mb}
+        )
+
+    def capped(self, caps: RunCaps) -> list[str]:
+        if self.total_timeout > caps.run_s:
+            return [f"total_timeout {self.total_timeout:g} s capped at {caps.run_s:g} s"]
+        return []
+
+
+class RunJupyterResponse(BaseModel):
+    """SandboxFusion's ``RunJupyterResponse``. ``Success``: every cell ran (a cell's
+    exception is in its ``error``, as in a kernel); ``Failed``: the run was stopped (its
+    ``driver`` result says how: ``TimeLimitExceeded``, or a crash) and ``cells`` is empty;
+    ``SandboxError``: the sandbox broke."""
+
+    status: Literal["Success", "Failed", "SandboxError"]
+    message: str = ""
+    driver: CommandRunResult | None = None
+    cells: list[CellResult] = Field(default_factory=list)
+    executor_pod_name: str | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_execution(
+        cls, done: Execution, notebook: Notebook, notes: list[str]
+    ) -> RunJupyterResponse:
+        report = done.report
+        if report.sandbox_status is not SandboxStatus.OK or not report.cases:
+            return cls(status="SandboxError", message="; ".join([report.message, *notes]))
+        case = report.cases[0]
+        driver = _run_result(case)
+        parsed = notebook.results(case.stdout) if case.status is CaseStatus.OK else None
+        if parsed is None:
+            return cls(status="Failed", driver=driver, message="; ".join(notes))
+        cells, printed = parsed
+        driver.stdout = printed
+        return cls(status="Success", driver=driver, cells=cells, message="; ".join(notes))

@@ -1,4 +1,5 @@
-"""``POST /v1/run`` (raw compile + run + cases) and SandboxFusion's ``POST /run_code``.
+"""``POST /v1/run`` (raw compile + run + cases) and SandboxFusion's ``POST /run_code`` and
+``POST /run_jupyter``.
 
 A run is an item of the internal ``sandbox.run`` verifier (`verifiers.code.raw_run`),
 scored through the dispatcher like any other: it waits in the sandbox pool's fair queue
@@ -32,6 +33,8 @@ from referee.service.http.errors import (
 from referee.service.http.run_schemas import (
     RunCodeRequest,
     RunCodeResponse,
+    RunJupyterRequest,
+    RunJupyterResponse,
     RunRequest,
     RunResponse,
 )
@@ -88,6 +91,29 @@ async def run_code(
     await caller.spend(1)
     done = await _execute(spec, settings, dispatcher, caller)
     return RunCodeResponse.from_execution(done, body.capped(settings.run_caps))
+
+
+@router.post("/run_jupyter", response_model=RunJupyterResponse, responses=_ERRORS)
+async def run_jupyter(
+    body: RunJupyterRequest, settings: SettingsDep, dispatcher: DispatcherDep, caller: CallerDep
+) -> RunJupyterResponse:
+    """SandboxFusion-compatible notebook run: the cells in one Python interpreter, in order
+    (`sandbox.notebook`; no Jupyter kernel)."""
+    for index, cell in enumerate(body.cells):
+        _require_short(f"cells.{index}", cell, settings.max_field_chars)
+    try:
+        notebook = body.notebook()
+        spec = RunSpec(
+            program=notebook.program,
+            cases=[notebook.case],
+            limits=body.limits(settings.engines.sandbox.limits, settings.run_caps),
+            expected=[None],
+        )
+    except ValueError as exc:
+        raise Unprocessable(str(exc)) from None
+    await caller.spend(1)
+    done = await _execute(spec, settings, dispatcher, caller)
+    return RunJupyterResponse.from_execution(done, notebook, body.capped(settings.run_caps))
 
 
 async def _execute(

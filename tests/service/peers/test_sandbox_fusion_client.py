@@ -104,3 +104,44 @@ def test_async_client(endpoint: str) -> None:
 def test_a_wrong_key_in_the_path_is_refused(keyed_server: str) -> None:
     with pytest.raises(Exception, match="401"):
         run(f"{keyed_server}/k/wrong-key", code="print(1)", language="python")
+
+
+def test_run_jupyter_keeps_state_across_cells(endpoint: str) -> None:
+    cells = [
+        "a = 123",
+        "a",
+        "print(a)",
+        'import sys; sys.stderr.write("stderr message")',
+        'raise RuntimeError("error message")',
+        "a + 1",
+    ]
+    answer = sf.run_jupyter(sf.RunJupyterRequest(cells=cells), endpoint=endpoint, max_attempts=1)
+    assert answer.status == sf.RunStatus.Success, answer
+    results = answer.cells
+    assert results[1].display == [{"text/plain": "123"}]
+    assert results[2].stdout == "123\n"
+    assert results[3].stderr == "stderr message"
+    assert results[4].error[0]["ename"] == "RuntimeError"
+    assert results[4].error[0]["evalue"] == "error message"
+    assert results[5].display == [{"text/plain": "124"}]  # an exception ends no session
+
+
+def test_run_jupyter_cell_and_total_timeouts(endpoint: str) -> None:
+    slow = sf.RunJupyterRequest(cells=["import time", "time.sleep(5)", "'after'"], cell_timeout=1)
+    answer = sf.run_jupyter(slow, endpoint=endpoint, max_attempts=1)
+    assert answer.status == sf.RunStatus.Success, answer
+    assert answer.cells[1].error[0]["ename"] == "TimeoutError"
+    assert answer.cells[2].display == [{"text/plain": "'after'"}]
+    stuck = sf.RunJupyterRequest(cells=["while True: pass"], total_timeout=1)
+    answer = sf.run_jupyter(stuck, endpoint=endpoint, max_attempts=1)
+    assert answer.status == sf.RunStatus.Failed
+    assert answer.driver is not None and answer.driver.status == "TimeLimitExceeded"
+
+
+def test_run_jupyter_sees_files_and_the_runtime(endpoint: str) -> None:
+    data = base64.b64encode(b"1,2\n3,4\n").decode()
+    cells = ["import pandas as pd", "int(pd.read_csv('d/t.csv', header=None).values.sum())"]
+    request = sf.RunJupyterRequest(cells=cells, files={"d/t.csv": data})
+    answer = sf.run_jupyter(request, endpoint=endpoint, max_attempts=1)
+    assert answer.status == sf.RunStatus.Success, answer
+    assert answer.cells[1].display == [{"text/plain": "10"}], answer.cells[1]

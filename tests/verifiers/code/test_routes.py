@@ -118,6 +118,10 @@ def test_run_code_reports_the_output_cap(client: TestClient) -> None:
     [
         ("/run_code", {"code": "x", "language": "cobol"}, "language"),
         ("/run_code", {"code": "x", "language": "julia"}, "not packaged by Debian 12"),
+        ("/run_jupyter", {"cells": []}, "cells"),
+        ("/run_jupyter", {"cells": ["1"], "kernel": "ir"}, "kernel"),
+        ("/run_jupyter", {"cells": ["1"], "files": {"a": "***"}}, "files.a"),
+        ("/run_jupyter", {"cells": ["1"], "files": {"../a": ""}}, "bad case file name"),
         ("/run_code", {"code": "x", "language": "jest"}, "not implemented yet"),
         ("/run_code", {"code": "x", "language": "python", "files": {"a": "***"}}, "files.a"),
         ("/v1/run", {"language": "cobol", "source": "x"}, "unknown language"),
