@@ -9,6 +9,7 @@ heuristic because an rlimit failure looks like any other error to the kernel.
 
 from __future__ import annotations
 
+import base64
 import re
 import signal
 
@@ -63,4 +64,5 @@ def outcome(ex: Execution, limits: Limits) -> CaseOutcome:
         cpu_s=round(ex.cpu_s, 6),
         memory_kb=ex.memory_kb,
         truncated=ex.output_exceeded,
+        files={name: base64.b64encode(data).decode() for name, data in ex.files.items()},
     )

@@ -78,11 +78,18 @@ class CellResult(BaseModel):
 class Notebook:
     """The program and case that run ``cells``, and how to read their results."""
 
-    def __init__(self, cells: list[str], cell_timeout_s: float, files: dict[str, str]) -> None:
+    def __init__(
+        self,
+        cells: list[str],
+        cell_timeout_s: float,
+        files: dict[str, str],
+        fetch: list[str] | None = None,
+    ) -> None:
         self.marker = f"--referee-cells-{secrets.token_hex(8)}--"
         self.program = Program(language="python3", source=DRIVER)
         argv = [self.marker, f"{cell_timeout_s:g}", CELLS_FILE]
-        self.case = Case(argv=argv, files={**files, CELLS_FILE: json.dumps(cells)})
+        files = {**files, CELLS_FILE: json.dumps(cells)}
+        self.case = Case(argv=argv, files=files, fetch=list(fetch or []))
 
     def results(self, stdout: str) -> tuple[list[CellResult], str] | None:
         """The cells' results and what the driver printed outside any cell, or None when

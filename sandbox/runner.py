@@ -127,6 +127,8 @@ class Sandbox:
         files = _program_files(program, lang.main)
         report = RunReport(backend=self.backend.name, language=lang.name)
         unavailable = self._unavailable(lang)
+        if unavailable is None and self.backend.name == "docker" and any(c.fetch for c in cases):
+            unavailable = "fetching files back needs the bwrap or process backend, not docker"
         if unavailable is not None:
             report.sandbox_status = SandboxStatus.UNAVAILABLE
             report.message = unavailable
@@ -305,8 +307,8 @@ class Sandbox:
             )
 
         def one(case: Case) -> CaseOutcome:
-            if fast is None or not fast.fits(limits):
-                return full(case)
+            if fast is None or not fast.fits(limits) or case.fetch:
+                return full(case)  # fetching files needs the per-case supervisor
             try:
                 return outcome(fast.execute(program, case, limits), limits)
             except SandboxFailure as exc:
@@ -348,7 +350,7 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
     texts = [program.source, *program.files.values()]
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]
-        for name in case.files:
+        for name in [*case.files, *case.fetch]:
             if not _relative_path(name):
                 raise ValueError(f"bad case file name {name[:64]!r}")
         sizes = [len(arg.encode("utf-8", "surrogatepass")) for arg in case.argv]
@@ -479,4 +481,5 @@ def _case_command(
         output_bytes=limits.output_bytes,
         binds=binds,
         identity=box.owner,
+        fetch=tuple(case.fetch),
     )

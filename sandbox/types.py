@@ -83,13 +83,16 @@ class Program(BaseModel):
 class Case(BaseModel):
     """One run of the compiled program: ``stdin``, extra ``argv``, and ``files`` placed in
     the (private, writable) working directory before the program starts. File names are
-    relative paths (``data/in.txt``); their directories are created, writable."""
+    relative paths (``data/in.txt``); their directories are created, writable. ``fetch``
+    names files (relative paths) to read back when the program has ended; they come back
+    in `CaseOutcome.files` (SandboxFusion's ``fetch_files``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     stdin: str = ""
     argv: list[str] = Field(default_factory=list)
     files: dict[str, str] = Field(default_factory=dict)
+    fetch: list[str] = Field(default_factory=list, max_length=256)
 
 
 class CaseOutcome(BaseModel):
@@ -107,6 +110,9 @@ class CaseOutcome(BaseModel):
     cpu_s: float = 0.0
     memory_kb: int = 0
     truncated: bool = False
+    files: dict[str, str] = Field(default_factory=dict)
+    """The case's ``fetch`` files that existed as regular files when the program ended,
+    base64, at most ``Limits.output_bytes`` in all (files past it are left out)."""
 
 
 class CompileOutcome(BaseModel):

@@ -62,6 +62,9 @@ class Command:
     """A pipe pair to a peer command running at the same time (see `Channel`)."""
     identity: HostIdentity | None = None
     """The host user to start the command as (`sandbox.identity`); None: the server's own."""
+    fetch: tuple[str, ...] = ()
+    """Work-dir files (relative paths) to read back after the command (`backends.fetch`);
+    at most ``output_bytes`` in all."""
 
 
 @dataclass
@@ -78,6 +81,8 @@ class Execution:
     timed_out: bool
     output_exceeded: bool
     oom_killed: bool
+    files: dict[str, bytes] = field(default_factory=dict)
+    """The fetched files (`Command.fetch`) that could be read."""
 
 
 class Backend(Protocol):

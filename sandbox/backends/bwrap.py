@@ -20,6 +20,7 @@ that nothing outlives the command: when its first process exits, the kernel kill
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import math
@@ -31,6 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from referee.sandbox import cgroups
 from referee.sandbox.backends.base import Command, Execution, base_env, lifted_address_space
+from referee.sandbox.backends.fetch import fetched, supervised
 from referee.sandbox.identity import IdentityPool, as_user
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.supervision import Spawn, Watched, watch
@@ -153,10 +155,18 @@ class BwrapBackend:
             return f"bwrap cannot create namespaces: {done.stderr.decode(errors='replace')}"
         return None
 
-    def argv(self, command: Command, fds: dict[str, int], block_fd: int, info_fd: int) -> list[str]:
+    def argv(
+        self,
+        command: Command,
+        fds: dict[str, int],
+        block_fd: int,
+        info_fd: int,
+        fetch_fd: int | None = None,
+    ) -> list[str]:
         """The full bwrap command line for ``command``; ``fds`` maps work-dir file names to
         readable fds whose content bwrap copies in. The program starts under ``prlimit``
-        with the command's limits (`_rlimit_flags`)."""
+        with the command's limits (`_rlimit_flags`); with ``fetch_fd``, under the fetching
+        supervisor (`backends.fetch`) that writes the files to that fd."""
         args = [
             self.settings.bwrap_path,
             *isolation_args(self.settings.sandbox_uid),
@@ -192,9 +202,12 @@ class BwrapBackend:
             args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{name}"]
         # The root itself is bwrap's scratch tmpfs: make it read-only like the rest.
         args += ["--remount-ro", "/", "--chdir", BOX if command.cwd_is_box else WORK]
-        args += ["--block-fd", str(block_fd), "--info-fd", str(info_fd), "--", PRLIMIT]
-        args += [*_rlimit_flags(command), "--"]
-        return args + [a.replace("{box}", BOX).replace("{work}", WORK) for a in command.argv]
+        args += ["--block-fd", str(block_fd), "--info-fd", str(info_fd), "--"]
+        program = [PRLIMIT, *_rlimit_flags(command), "--"]
+        program += [a.replace("{box}", BOX).replace("{work}", WORK) for a in command.argv]
+        if fetch_fd is None:
+            return args + program
+        return args + supervised(program, fetch_fd, command.output_bytes, WORK, command.fetch)
 
     def execute(self, command: Command) -> Execution:
         """Run one command; see the module docstring for what isolates it."""
@@ -208,6 +221,9 @@ class BwrapBackend:
             owned.update((block_r, block_w))
             info_r, info_w = os.pipe()
             owned.update((info_r, info_w))
+            fetch_fd = _memfd("fetch", b"") if command.fetch else None
+            if fetch_fd is not None:
+                owned.add(fetch_fd)
             group = self._cgroup(command)
         except BaseException:
             _close_all(owned)
@@ -216,20 +232,25 @@ class BwrapBackend:
         if command.channel is not None:
             env.update(command.channel.env())
         child_ends = (info_w, block_r, *fds.values(), *channel)
+        # the fetch memfd goes to the child too, but stays open here: it is read after
+        kept = (fetch_fd,) if fetch_fd is not None else ()
         spawn = Spawn(
-            argv=self.argv(command, fds, block_r, info_w),
+            argv=self.argv(command, fds, block_r, info_w, fetch_fd),
             env=env,
             stdin=command.stdin,
             wall_s=command.wall_s,
             output_bytes=command.output_bytes,
-            pass_fds=child_ends,
+            pass_fds=(*child_ends, *kept),
             prepare=lambda proc: self._prepare(proc, command, info_r, child_ends, owned, group),
             release=lambda: _release(block_w),
             kill=lambda proc: self._kill(proc, group),
             identity=command.identity,
         )
+        files: dict[str, bytes] = {}
         try:
             watched = watch(spawn)
+            if fetch_fd is not None:
+                files = fetched(fetch_fd, command.output_bytes)
         except OSError as exc:
             raise SandboxFailure(f"bwrap could not run: {exc}") from exc
         finally:
@@ -237,7 +258,7 @@ class BwrapBackend:
             usage = _Usage.of(group)
             if group is not None:
                 group.close()
-        return self._execution(watched, usage)
+        return dataclasses.replace(self._execution(watched, usage), files=files)
 
     def _cgroup(self, command: Command) -> cgroups.CaseCgroup | None:
         support = cgroups.detect()

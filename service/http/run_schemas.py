@@ -4,8 +4,9 @@
   cases (each with an optional ``expected`` stdout) and limits, capped for a request.
 - ``POST /run_code`` (`RunCodeRequest` -> `RunCodeResponse`): SandboxFusion's fields
   (code, language, compile_timeout, run_timeout, memory_limit_MB, stdin, files as base64,
-  fetch_files) so verl's sandbox client can point here unchanged. ``fetch_files`` is
-  accepted and answered with no files: cases have no file output channel.
+  fetch_files: read back after the run, base64) so verl's sandbox client can point here
+  unchanged.
+- ``POST /run_jupyter`` (`RunJupyterRequest` -> `RunJupyterResponse`): notebook cells.
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ class RunCodeRequest(BaseModel):
     def sandbox_case(self) -> Case:
         """The one case; ValueError naming ``files.<name>`` for content that is not
         base64 of UTF-8 text."""
-        return Case(stdin=self.stdin or "", files=decoded_files(self.files))
+        return Case(stdin=self.stdin or "", files=decoded_files(self.files), fetch=self.fetch_files)
 
     def limits(self, defaults: Limits, caps: RunCaps) -> Limits:
         """This request's limits within ``caps``; ``defaults`` (the server's sandbox
@@ -282,7 +283,13 @@ class RunCodeResponse(BaseModel):
             said.insert(0, "the program's output exceeded the output cap; it was stopped")
         ok = not over and run is not None and run.status == "Finished" and run.return_code == 0
         status: Literal["Success", "Failed"] = "Success" if ok else "Failed"
-        return cls(status=status, compile_result=compiled, run_result=run, message="; ".join(said))
+        return cls(
+            status=status,
+            compile_result=compiled,
+            run_result=run,
+            message="; ".join(said),
+            files=case.files if case is not None else {},
+        )
 
 
 def _compile_result(outcome: CompileOutcome | None) -> CommandRunResult | None:
@@ -329,7 +336,7 @@ class RunJupyterRequest(BaseModel):
     def notebook(self) -> Notebook:
         """The sandboxed run; ValueError naming ``files.<name>`` for bad content."""
         files = decoded_files(self.files)
-        return Notebook(self.cells, self.cell_timeout, files)
+        return Notebook(self.cells, self.cell_timeout, files, self.fetch_files)
 
     def limits(self, defaults: Limits, caps: RunCaps) -> Limits:
         wall = min(self.total_timeout, caps.run_s)
@@ -370,4 +377,6 @@ class RunJupyterResponse(BaseModel):
             return cls(status="Failed", driver=driver, message="; ".join(notes))
         cells, printed = parsed
         driver.stdout = printed
-        return cls(status="Success", driver=driver, cells=cells, message="; ".join(notes))
+        return cls(
+            status="Success", driver=driver, cells=cells, message="; ".join(notes), files=case.files
+        )

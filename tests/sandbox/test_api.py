@@ -3,6 +3,7 @@ backend where it matters): what each status means and what comes back with it.""
 
 from __future__ import annotations
 
+import base64
 import time
 
 import pytest
@@ -164,3 +165,58 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     settings = SandboxSettings()
     assert (settings.backend, settings.limits.wall_s) == ("process", 1.5)
     assert Limits().wall_s != 1.5
+
+
+FETCHER = """
+import os
+os.makedirs("out", exist_ok=True)
+open("out/a.txt", "w").write("alpha")
+open("big.bin", "wb").write(b"x" * 100_000)
+os.mkfifo("pipe")
+os.symlink("/etc/hostname", "link")
+os.makedirs("adir")
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "process"])
+def test_fetch_reads_regular_files_back(backend: str) -> None:
+    """Fetched: regular files only (a FIFO is never waited on, a symlink never followed),
+    within the output cap (a file past it is left out), missing ones skipped."""
+    limits = FAST.model_copy(update={"output_bytes": 64 << 10})
+    case = Case(fetch=["out/a.txt", "big.bin", "pipe", "link", "adir", "missing"])
+    with Sandbox(SandboxSettings(backend=backend, limits=limits)) as sandbox:
+        [out] = sandbox.run(py(FETCHER), [case]).cases
+    assert out.status is CaseStatus.OK, out.stderr
+    assert out.files == {"out/a.txt": base64.b64encode(b"alpha").decode()}
+
+
+@pytest.mark.parametrize(
+    ("source", "status", "code", "sig"),
+    [
+        ("open('f', 'w').write('1')\nraise SystemExit(3)", CaseStatus.RUNTIME_ERROR, 3, None),
+        (
+            "import os, signal\nopen('f', 'w').write('1')\nos.kill(os.getpid(), signal.SIGSEGV)",
+            CaseStatus.SIGNAL,
+            None,
+            11,
+        ),
+    ],
+)
+def test_fetch_keeps_the_programs_ending(
+    bwrap_sandbox: Sandbox, source: str, status: CaseStatus, code: int | None, sig: int | None
+) -> None:
+    """Under the fetching supervisor the program's exit code or signal is still its own."""
+    [out] = bwrap_sandbox.run(py(source), [Case(fetch=["f"])]).cases
+    assert (out.status, out.exit_code, out.signal) == (status, code, sig), out
+    assert out.files == {"f": base64.b64encode(b"1").decode()}
+
+
+def test_the_program_cannot_write_the_fetch_channel(bwrap_sandbox: Sandbox) -> None:
+    """The supervisor's fd is closed in the program: it cannot forge fetched files."""
+    source = (
+        "import os\nopen('f', 'w').write('real')\n"
+        "for fd in range(3, 64):\n"
+        '    try:\n        os.write(fd, b\'{"f": "Zm9yZ2Vk"}\')\n    except OSError:\n        pass'
+    )
+    [out] = bwrap_sandbox.run(py(source), [Case(fetch=["f"])]).cases
+    assert out.files == {"f": base64.b64encode(b"real").decode()}, out

@@ -145,3 +145,21 @@ def test_run_jupyter_sees_files_and_the_runtime(endpoint: str) -> None:
     answer = sf.run_jupyter(request, endpoint=endpoint, max_attempts=1)
     assert answer.status == sf.RunStatus.Success, answer
     assert answer.cells[1].display == [{"text/plain": "10"}], answer.cells[1]
+
+
+def test_fetch_files_come_back_base64(endpoint: str) -> None:
+    code = "import os\nos.makedirs('out', exist_ok=True)\nopen('out/r.txt', 'w').write('result')"
+    answer = run(endpoint, code=code, language="python", fetch_files=["out/r.txt", "nope.txt"])
+    assert answer.status == sf.RunStatus.Success, answer
+    assert answer.files == {"out/r.txt": base64.b64encode(b"result").decode()}
+    cpp = '#include <fstream>\nint main(){ std::ofstream("o.txt") << "from c++"; }'
+    answer = run(endpoint, code=cpp, language="cpp", fetch_files=["o.txt"])
+    assert answer.files == {"o.txt": base64.b64encode(b"from c++").decode()}, answer
+
+
+def test_run_jupyter_fetches_files(endpoint: str) -> None:
+    request = sf.RunJupyterRequest(
+        cells=["open('n.txt', 'w').write('cell')"], fetch_files=["n.txt"]
+    )
+    answer = sf.run_jupyter(request, endpoint=endpoint, max_attempts=1)
+    assert answer.files == {"n.txt": base64.b64encode(b"cell").decode()}, answer
