@@ -33,6 +33,20 @@ def verl_sandbox_utils() -> ModuleType:
     return sys.modules[name]
 
 
+def verl_reward_score() -> ModuleType:
+    """``verl.utils.reward_score`` (verl's ``default_compute_score``), imported with the
+    ``verl`` package's own ``__init__`` skipped (it starts with ``import ray``): a bare
+    package object stands in for it, every module below is verl's own."""
+    if "verl" not in sys.modules:
+        spec = importlib.util.find_spec("verl")
+        if spec is None or spec.origin is None:
+            pytest.fail("verl is not installed: run scripts/test.sh")
+        package = ModuleType("verl")
+        package.__path__ = [str(Path(spec.origin).parent)]
+        sys.modules["verl"] = package
+    return importlib.import_module("verl.utils.reward_score")
+
+
 @pytest.fixture(scope="module")
 def busy_server() -> Iterator[str]:
     """One sandbox worker and one second of queueing allowed: easy to overload."""

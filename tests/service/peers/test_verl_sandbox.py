@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.service.peers.conftest import verl_sandbox_utils
+from tests.service.peers.conftest import verl_reward_score, verl_sandbox_utils
 
 SQUARE = {"inputs": ["3\n", "-4\n", "0\n"], "outputs": ["9\n", "16\n", "0\n"]}
 
@@ -133,3 +133,45 @@ def test_a_run_whose_client_gave_up_is_cancelled(busy_server: str) -> None:
     )
     assert answer.status_code == 200 and answer.json()["status"] == "Success", answer.text
     assert time.monotonic() - start < 3.0
+
+
+CODE_TESTS = [
+    # (data source, completion, ground truth as verl stores it, expected score)
+    (
+        "codecontests",
+        "```python\nprint(int(input()) ** 2)\n```",
+        '{"inputs": ["3\\n", "4\\n"], "outputs": ["9\\n", "16\\n"]}',
+        1.0,
+    ),
+    (
+        "apps",
+        "```python\nx = int(input())\nprint(x * 2)\n```",
+        '{"inputs": ["3\\n", "2\\n"], "outputs": ["9\\n", "4\\n"]}',
+        0.5,
+    ),
+    (
+        "taco",
+        "```python\ndef add(a, b):\n    return a + b\n```",
+        '{"fn_name": "add", "inputs": ["1\\n2", "3\\n4"], "outputs": ["3", "7"]}',
+        1.0,
+    ),
+    ("codeforces", "no code here", '{"inputs": ["1"], "outputs": ["1"]}', 0.0),
+]
+
+
+@pytest.mark.parametrize(("source", "completion", "truth", "score"), CODE_TESTS)
+def test_verls_default_compute_score_on_referee(
+    live_server: str, source: str, completion: str, truth: str, score: float
+) -> None:
+    """verl's own code-RL reward (``default_compute_score`` with ``sandbox_fusion_url``)
+    with referee as the sandbox."""
+    reward_score = verl_reward_score()
+    got = reward_score.default_compute_score(
+        source,
+        completion,
+        truth,
+        sandbox_fusion_url=f"{live_server}/run_code",
+        concurrent_semaphore=threading.Semaphore(4),
+        memory_limit_mb=1024,
+    )
+    assert got == pytest.approx(score)
