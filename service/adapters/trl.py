@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 import orjson
@@ -21,7 +21,7 @@ from referee.service.adapters.mapping import ItemMapping, group_key, row_at
 from referee.service.client import loop_client
 from referee.verifiers.types import Result, Status
 
-RewardFunc = Callable[..., Awaitable[list[float | None]]]
+RewardFunc = Callable[..., Coroutine[Any, Any, list[float | None]]]
 
 
 class TrlRewards:

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
+import torch
+
 transformers = pytest.importorskip("transformers")
 
 from referee.gpu_rm import attention  # noqa: E402

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
+import torch
+
 pytest.importorskip("triton")
 
-from referee.gpu_rm.kernels import ScoreHead, score_last_tokens, score_reference  # noqa: E402
-from referee.gpu_rm.kernels.triton_score import score_triton  # noqa: E402
+from referee.gpu_rm.kernels import ScoreHead, score_last_tokens, score_reference
+from referee.gpu_rm.kernels.triton_score import score_triton
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
+import torch
+
 transformers = pytest.importorskip("transformers")
 
 from referee.gpu_rm.encoding import Encoded, Rejected  # noqa: E402
@@ -41,7 +43,8 @@ def padded_reference(path: Path, sequences: list[list[int]]) -> torch.Tensor:
         ids[row, : len(seq)] = torch.tensor(seq)
         mask[row, : len(seq)] = 1
     with torch.no_grad():
-        return model(input_ids=ids, attention_mask=mask).logits.to(torch.float32)
+        logits: torch.Tensor = model(input_ids=ids, attention_mask=mask).logits
+        return logits.to(torch.float32)
 
 
 def grpo_items(model: RewardModel, seed: int) -> list[Encoded]:

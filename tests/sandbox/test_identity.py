@@ -98,10 +98,13 @@ def test_a_work_root_other_users_cannot_reach_is_a_clear_failure(tmp_path: Path)
 def test_the_pool_never_hands_one_uid_to_two_live_runs() -> None:
     pool = IdentityPool(1_000_000_000, 16, active=True)
     taken = [pool.acquire() for _ in range(16)]
-    assert len({t.uid for t in taken if t}) == 16
-    pool.release(taken[0])
+    assert all(t is not None for t in taken)
+    assert len({t.uid for t in taken if t is not None}) == 16
+    first = taken[0]
+    assert first is not None
+    pool.release(first)
     again = pool.acquire()
-    assert again is not None and again.uid == taken[0].uid  # the only free one
+    assert again is not None and again.uid == first.uid  # the only free one
 
 
 def test_an_unprivileged_pool_hands_out_nothing() -> None:

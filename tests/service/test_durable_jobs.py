@@ -49,7 +49,7 @@ def comparable(raw: bytes) -> list[tuple[Any, ...]]:
 
 def expected(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     results = score_items([Item.model_validate(row) for row in rows], default_registry())
-    out = [(r.id, r.status.value, r.reward, None) for r in results]
+    out: list[tuple[Any, ...]] = [(r.id, r.status.value, r.reward, None) for r in results]
     out.insert(3, (None, "invalid", None, "malformed_line"))
     return out
 

@@ -154,7 +154,8 @@ def test_worker_memory_is_limited(pool: ProcessPool) -> None:
         return await pool.run(items, 10.0, time.monotonic() + 20)
 
     too_big, _, fits = asyncio.run(scenario())
-    assert too_big.status == Status.ERROR and "MemoryError" in too_big.error.message
+    assert too_big.status == Status.ERROR and too_big.error is not None
+    assert "MemoryError" in too_big.error.message
     assert fits.status == Status.OK
 
 

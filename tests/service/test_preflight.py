@@ -23,6 +23,7 @@ from referee.service.http.app import create_app
 from referee.service.preflight import Problem, find_problems
 from referee.verifiers.code.raw_run import RawRunVerifier
 from referee.verifiers.code.verifier import CodeVerifier
+from referee.verifiers.judge.profiles import JudgeProfile
 from referee.verifiers.judge.verifier import JudgeVerifier
 from referee.verifiers.math import MathVerifier
 from referee.verifiers.registry import Registry
@@ -118,7 +119,8 @@ def test_raw_runs_are_a_503_naming_the_fix(broken: TestClient) -> None:
 
 def test_an_infrastructure_failure_stays_retryable() -> None:
     reg = Registry()
-    reg.register(JudgeVerifier(profiles={"default": {"base_url": "http://127.0.0.1:9/v1"}}))
+    profile = JudgeProfile(base_url="http://127.0.0.1:9/v1", model="judge")
+    reg.register(JudgeVerifier(profiles={"default": profile}))
     with TestClient(create_app(small_settings(), reg)) as client:
         item = {
             "verifier": "judge",

@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from tests.service.conftest import wait_alive
 
 
-def item(response: str, reference: str = "a", **extra: Any) -> dict[str, Any]:
+def item(response: str, reference: str | None = "a", **extra: Any) -> dict[str, Any]:
     return {"verifier": "string", "response": response, "reference": reference, **extra}
 
 

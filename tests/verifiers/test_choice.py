@@ -8,7 +8,7 @@ from referee.verifiers import Status
 
 OPTIONS = ["London", "Paris", "Berlin", "Madrid"]
 
-CASES: list[tuple[str, Any, dict[str, Any], float]] = [
+CASES: list[tuple[Any, Any, dict[str, Any], float]] = [
     # (response, reference, params, expected reward)
     # explicit forms in the whole response
     ("(C)", "C", {}, 1.0),

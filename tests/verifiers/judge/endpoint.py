@@ -71,7 +71,7 @@ def char_logprobs(text: str, at: dict[int, list[tuple[str, float]]]) -> list[dic
 
 def user_text(request: dict[str, Any]) -> str:
     """The first user message of a recorded request (the rendered prompt)."""
-    return next(m["content"] for m in request["messages"] if m["role"] == "user")
+    return str(next(m["content"] for m in request["messages"] if m["role"] == "user"))
 
 
 def block(text: str, name: str) -> str:

@@ -95,7 +95,7 @@ def test_boxed_is_linear_on_unclosed_boxes() -> None:
     assert truncated
 
 
-SCORED: list[tuple[str, Any, dict[str, Any], float]] = [
+SCORED: list[tuple[Any, Any, dict[str, Any], float]] = [
     ("The answer is 12.", "12", {}, 1.0),
     ("#### 72", "72", {}, 1.0),
     ("the total is 41 then 42", "42", {}, 1.0),
