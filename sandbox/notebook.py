@@ -46,7 +46,8 @@ def run(source, namespace, limit):
         error.append({
             "ename": type(exc).__name__,
             "evalue": str(exc),
-            "traceback": traceback.format_exception(exc),
+            # from the cell's own frames on, as a kernel shows it (not the driver's)
+            "traceback": traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next),
         })
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
