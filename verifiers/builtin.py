@@ -27,6 +27,7 @@ from referee.verifiers.rules.length import LengthVerifier
 from referee.verifiers.rules.similarity import SimilarityVerifier
 from referee.verifiers.rules.string_match import StringVerifier
 from referee.verifiers.sql import SqlVerifier
+from referee.verifiers.tools import ToolCallVerifier
 
 
 def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
@@ -41,6 +42,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         FormatVerifier(),
         LengthVerifier(),
         SimilarityVerifier(),
+        ToolCallVerifier(),
         CompositeVerifier(),
         CalibrationVerifier(),
         MathVerifier(),

@@ -1,0 +1,42 @@
+"""BFCL's own AST checker and sample data (``bfcl-eval`` installed ``--no-deps`` by
+scripts/test.sh), loaded without the model handlers its config module imports."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+
+
+def bfcl_checker() -> ModuleType:
+    """``bfcl_eval.eval_checker.ast_eval.ast_checker``. Its ``model_config`` import (every
+    model handler: openai, anthropic, vllm...) is replaced by the one entry it reads: a
+    model that keeps dots in function names."""
+    if importlib.util.find_spec("bfcl_eval") is None:
+        pytest.fail("bfcl-eval is not installed: run scripts/test.sh")
+    config = ModuleType("bfcl_eval.constants.model_config")
+    config.MODEL_CONFIG_MAPPING = {"referee": SimpleNamespace(underscore_to_dot=False)}  # type: ignore[attr-defined]
+    sys.modules.setdefault("bfcl_eval.constants.model_config", config)
+    return importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker")
+
+
+def bfcl_data(category: str) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """(entry, ground truth) of every sample of ``category`` (``simple_python``...)."""
+    spec = importlib.util.find_spec("bfcl_eval")
+    assert spec is not None and spec.origin is not None
+    data = Path(spec.origin).parent / "data"
+    entries = _lines(data / f"BFCL_v4_{category}.json")
+    answers = {
+        a["id"]: a["ground_truth"]
+        for a in _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")
+    }
+    return [(entry, answers[entry["id"]]) for entry in entries]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,194 @@
+"""Whether tool calls match gold calls, with the BFCL AST checker's semantics.
+
+A gold call is ``{function name: {parameter: [acceptable values]}}``; ``""`` among a
+parameter's acceptable values means it may be left out. With the function's JSON-schema
+style description (BFCL's types: ``string``, ``integer``, ``float``, ``boolean``,
+``array``, ``tuple``, ``dict``, ``any``; also ``number`` and ``object``) a call matches when:
+
+- every required parameter is there and no parameter outside the description and the gold;
+- each value has the described type (an int is taken for a float; a tuple for a tuple), or
+  is a *variable name*: a string where the gold's acceptable values are strings though
+  the type is not; arrays are checked one level deep;
+- each value is acceptable: strings compared case-insensitively without spaces and
+  ``,./-_*^`` (and ``'`` as ``"``), in lists too; dicts key by key (no unknown key, no
+  missing required key); lists of dicts in order; anything else by equality;
+- every gold parameter not given is optional.
+
+Without a description, the type is taken from the acceptable values. Several gold calls
+(parallel calls) must be matched one to one, in any order; the matching is a maximum
+bipartite matching (BFCL's is greedy, first fit, which can miss a full matching that
+exists; every full matching it finds, this finds too).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from referee.verifiers.tools.calls import Call
+
+Gold = Mapping[str, Mapping[str, Sequence[Any]]]
+"""One gold call: ``{name: {parameter: acceptable values}}``."""
+
+TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "object": dict,
+    "any": str,
+}
+NESTED = frozenset({"array", "tuple"})
+_STANDARD = re.compile(r"[ ,./\-_*^]")
+
+
+def standardized(text: str) -> str:
+    """BFCL's string normal form: no spaces or ``,./-_*^``, lower case, ``'`` as ``"``."""
+    return _STANDARD.sub("", text).lower().replace("'", '"')
+
+
+def mismatch(call: Call, gold: Gold, description: Mapping[str, Any] | None) -> str | None:
+    """Why ``call`` does not match ``gold`` (described by ``description``), or None."""
+    [(name, expected)] = gold.items()
+    if call.name != name:
+        return f"function {call.name!r}, expected {name!r}"
+    schema = (description or {}).get("parameters") or {}
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    for required in schema.get("required") or []:
+        if required not in call.arguments:
+            return f"{name}: missing required parameter {required!r}"
+    for param, value in call.arguments.items():
+        if param not in expected or (description is not None and param not in properties):
+            return f"{name}: unexpected parameter {param!r}"
+        problem = _value_mismatch(param, value, list(expected[param]), properties.get(param))
+        if problem is not None:
+            return f"{name}: {problem}"
+    for param, acceptable in expected.items():
+        if param not in call.arguments and "" not in acceptable:
+            return f"{name}: missing parameter {param!r}"
+    return None
+
+
+def _value_mismatch(
+    param: str, value: Any, acceptable: list[Any], spec: Mapping[str, Any] | None
+) -> str | None:
+    kind = str((spec or {}).get("type") or _inferred(acceptable))
+    wanted = TYPES.get(kind, str)
+    inner = TYPES.get(str(((spec or {}).get("items") or {}).get("type")))
+    inner = inner if kind in NESTED else None
+    if kind == "tuple" and type(value) is tuple:
+        value = list(value)
+    if kind in ("float", "number") and type(value) is int:
+        value = float(value)
+    variable = _variable(value, acceptable, wanted)
+    if not variable and not _typed(value, acceptable, wanted, inner):
+        return f"parameter {param!r}: {value!r} is not of type {kind}"
+    if variable:
+        ok = value in acceptable
+    elif wanted is dict:
+        ok = _dict_ok(value, acceptable)
+    elif wanted is list and inner is dict:
+        ok = _dicts_ok(value, acceptable)
+    elif wanted is str:
+        ok = standardized(value) in [standardized(a) for a in acceptable if isinstance(a, str)]
+    elif wanted is list:
+        ok = _strings_standardized(value) in [_strings_standardized(a) for a in _lists(acceptable)]
+    else:
+        ok = value in acceptable
+    return None if ok else f"parameter {param!r}: {value!r} is not acceptable"
+
+
+def _inferred(acceptable: list[Any]) -> str:
+    """The described type of a parameter with no description, from its gold values."""
+    sample = next((a for a in acceptable if a != ""), "")
+    for name, python in (("boolean", bool), ("integer", int), ("float", float), ("array", list)):
+        if type(sample) is python:
+            return name
+    return "dict" if isinstance(sample, dict) else "string"
+
+
+def _answer_type(acceptable: list[Any]) -> type | None:
+    return next((type(a) for a in acceptable if a != ""), None)
+
+
+def _variable(value: Any, acceptable: list[Any], wanted: type) -> bool:
+    """A value given as a variable name: the gold's values are of another type than the
+    described one (strings naming variables), and the value is of the gold's type."""
+    answer = _answer_type(acceptable)
+    if answer is None or answer is wanted or type(value) is wanted:
+        return False
+    return type(value) is answer
+
+
+def _typed(value: Any, acceptable: list[Any], wanted: type, inner: type | None) -> bool:
+    if type(value) is not wanted:
+        return False
+    if inner is None or not isinstance(value, list):
+        return True
+    # One level deep: each element has the inner type, or (a variable) the gold's type. An
+    # optional parameter's "" asks nothing of the elements (as in BFCL).
+    return any(
+        not isinstance(option, list)
+        or all(type(v) is inner or _variable(v, option, inner) for v in value)
+        for option in acceptable
+    )
+
+
+def _strings_standardized(values: list[Any]) -> list[Any]:
+    return [standardized(v) if isinstance(v, str) else v for v in values]
+
+
+def _dict_ok(value: dict[str, Any], acceptable: list[Any]) -> bool:
+    return any(_one_dict_ok(value, option) for option in acceptable if isinstance(option, dict))
+
+
+def _one_dict_ok(value: dict[str, Any], option: Mapping[str, Sequence[Any]]) -> bool:
+    for key, item in value.items():
+        if key not in option:
+            return False
+        wanted = _strings_standardized(list(option[key]))
+        if (standardized(item) if isinstance(item, str) else item) not in wanted:
+            return False
+    return all(key in value or "" in allowed for key, allowed in option.items())
+
+
+def _lists(acceptable: list[Any]) -> list[list[Any]]:
+    """The acceptable lists; an optional parameter's "" stands for the empty list (an
+    empty list given for it is accepted, as BFCL does)."""
+    return [a if isinstance(a, list) else [] for a in acceptable if isinstance(a, list) or a == ""]
+
+
+def _dicts_ok(value: list[Any], acceptable: list[Any]) -> bool:
+    return any(
+        len(option) == len(value)
+        and all(
+            isinstance(v, dict) and isinstance(o, dict) and _one_dict_ok(v, o)
+            for v, o in zip(value, option, strict=True)
+        )
+        for option in _lists(acceptable)
+    )
+
+
+def matched(
+    calls: Sequence[Call], golds: Sequence[Gold], fits: Callable[[Call, Gold], bool]
+) -> int:
+    """The most pairs (call, gold) that ``fits``, each call and gold used once: a maximum
+    bipartite matching (Kuhn's augmenting paths)."""
+    edges = [[c for c, call in enumerate(calls) if fits(call, gold)] for gold in golds]
+    owner: dict[int, int] = {}
+
+    def augment(gold: int, seen: set[int]) -> bool:
+        for call in edges[gold]:
+            if call not in seen:
+                seen.add(call)
+                if call not in owner or augment(owner[call], seen):
+                    owner[call] = gold
+                    return True
+        return False
+
+    return sum(augment(gold, set()) for gold in range(len(golds)))

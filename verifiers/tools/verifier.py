@@ -1,0 +1,187 @@
+"""The ``tool_call`` verifier: are the response's function calls the gold ones?
+
+``reference``: ``{"ground_truth": [...], "functions": [...]}``. ``ground_truth`` is BFCL's
+possible-answer list, one ``{name: {parameter: [acceptable values]}}`` per expected call
+(``""`` among the values: the parameter may be left out); ``calls``
+(``[{"name", "arguments"}]``, each value the only acceptable one) may stand in for it.
+An empty list means no call is expected (irrelevance: the reward is 1 when the response
+makes none). ``functions`` are the tools' descriptions (BFCL's, or OpenAI's
+``{"type": "function", "function": {...}}``), for types, required and allowed parameters;
+without one, a call's parameters are checked against the gold alone.
+
+The response's calls are parsed as `verifiers.tools.calls` says, and matched one to one
+against the gold calls in any order (`verifiers.tools.matching`, BFCL's semantics).
+Reward: ``all`` (default): 1 when every gold call is matched and no other call was made;
+``partial``: matched calls / max(gold calls, calls made), so extra calls cost as much as
+missing ones. Components: ``format`` (the calls could be read), ``names`` and
+``arguments`` (the same fraction, counting a call right by its name alone, then by all of
+it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from referee.verifiers.base import (
+    ItemInvalid,
+    ItemVerifier,
+    Outcome,
+    Params,
+    describe_validation_error,
+)
+from referee.verifiers.tools.calls import MAX_CALLS, Call, Format, Unparsable, parse_calls
+from referee.verifiers.tools.matching import Gold, matched, mismatch
+from referee.verifiers.types import Item
+
+
+class ToolCallParams(Params):
+    format: Format = "auto"
+    """Where to read the calls: ``auto`` tries OpenAI ``tool_calls``, ``<tool_call>``
+    blocks, JSON, then Python call syntax; the others read one format only."""
+    reward: Literal["all", "partial"] = "all"
+    underscore_dots: bool = True
+    """Accept ``a_b_f`` for a gold ``a.b.f`` (OpenAI tool names cannot hold dots), unless
+    that makes two gold functions indistinguishable."""
+
+
+class GoldCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=256)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+def _one_function(gold: dict[str, dict[str, list[Any]]]) -> dict[str, dict[str, list[Any]]]:
+    if len(gold) != 1:
+        raise ValueError("a gold call names exactly one function")
+    return gold
+
+
+GoldEntry = Annotated[dict[str, dict[str, list[Any]]], AfterValidator(_one_function)]
+
+
+class ToolReference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ground_truth: list[GoldEntry] | None = Field(default=None, max_length=MAX_CALLS)
+    calls: list[GoldCall] | None = Field(default=None, max_length=MAX_CALLS)
+    functions: list[dict[str, Any]] = Field(default_factory=list, max_length=512)
+
+    @model_validator(mode="after")
+    def _one_gold(self) -> ToolReference:
+        if (self.ground_truth is None) == (self.calls is None):
+            raise ValueError("give exactly one of ground_truth and calls")
+        return self
+
+    def golds(self) -> list[Gold]:
+        if self.calls is not None:
+            return [{c.name: {k: [v] for k, v in c.arguments.items()}} for c in self.calls]
+        return list(self.ground_truth or [])
+
+    def descriptions(self) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for entry in self.functions:
+            function = entry.get("function", entry) if entry.get("type") == "function" else entry
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                found[function["name"]] = function
+        return found
+
+
+class ToolCallVerifier(ItemVerifier[ToolCallParams]):
+    """Reward for function calls against gold calls; see the module docstring."""
+
+    name = "tool_call"
+    Params = ToolCallParams
+    description = (
+        "Function-call correctness (OpenAI tool_calls, Hermes tags, JSON or Python call "
+        "syntax) against gold calls, with the BFCL AST checker's semantics."
+    )
+
+    def check(self, item: Item, params: ToolCallParams) -> Outcome:
+        reference = _reference(item.reference)
+        golds = reference.golds()
+        try:
+            calls = parse_calls(item.response, params.format) or []
+            unreadable = None
+        except Unparsable as exc:
+            calls, unreadable = [], str(exc)
+        if params.underscore_dots:
+            calls = _dotted(calls, golds)
+        details: dict[str, Any] = {"calls": [c.name for c in calls], "expected": len(golds)}
+        if unreadable is not None:
+            details["unreadable"] = unreadable
+        if not golds:  # irrelevance: right when no call is made
+            reward = float(not calls)
+            return Outcome(reward, components={"format": reward}, details=details)
+        return _graded(calls, golds, reference.descriptions(), params, details, unreadable)
+
+
+def _reference(raw: object) -> ToolReference:
+    try:
+        return ToolReference.model_validate(raw)
+    except ValidationError as exc:
+        message = describe_validation_error(exc, "reference")
+        raise ItemInvalid("invalid_reference", message) from None
+
+
+def _dotted(calls: list[Call], golds: list[Gold]) -> list[Call]:
+    """Calls named ``a_b`` for a gold ``a.b`` renamed to it (when unambiguous)."""
+    names = {name for gold in golds for name in gold}
+    plain: dict[str, list[str]] = {}
+    for name in names:
+        plain.setdefault(name.replace(".", "_"), []).append(name)
+    renamed = []
+    for call in calls:
+        options = plain.get(call.name, [])
+        unambiguous = call.name not in names and len(options) == 1
+        renamed.append(Call(options[0], call.arguments) if unambiguous else call)
+    return renamed
+
+
+def _graded(
+    calls: list[Call],
+    golds: list[Gold],
+    descriptions: dict[str, dict[str, Any]],
+    params: ToolCallParams,
+    details: dict[str, Any],
+    unreadable: str | None,
+) -> Outcome:
+    def fits(call: Call, gold: Gold) -> bool:
+        [name] = gold
+        return mismatch(call, gold, descriptions.get(name)) is None
+
+    full = matched(calls, golds, fits)
+    by_name = matched(calls, golds, lambda call, gold: call.name in gold)
+    total = max(len(golds), len(calls))
+    components = {
+        "format": 0.0 if unreadable is not None or not calls else 1.0,
+        "names": by_name / total,
+        "arguments": full / total,
+    }
+    if full < len(golds):
+        details["mismatches"] = _reasons(calls, golds, descriptions)
+    complete = full == len(golds) == len(calls)
+    reward = float(complete) if params.reward == "all" else full / total
+    return Outcome(reward, components=components, details=details)
+
+
+def _reasons(
+    calls: list[Call], golds: list[Gold], descriptions: dict[str, dict[str, Any]]
+) -> list[str]:
+    """For each gold call, why the first call of its name (or the first call) misses it."""
+    reasons = []
+    for gold in golds[:8]:
+        [name] = gold
+        candidates = [c for c in calls if c.name == name] or calls[:1]
+        found = [mismatch(c, gold, descriptions.get(name)) for c in candidates]
+        reasons.append(next((r for r in found if r), "") or f"no call of {name!r}")
+    return reasons
