@@ -64,7 +64,7 @@ fi
 # path; an install left by an older version of this script is removed.
 "$PYTHON" -m pip uninstall -q -y referee-testplugin 2>/dev/null || true
 "$PYTHON" -m pip install -q --disable-pip-version-check --config-settings editable_mode=strict \
-    -e ".[dev,gpu,trainers,docker]"
+    -e ".[dev,gpu,trainers,docker,reasoning]"
 # The peers' own code for tests/service/peers (and BFCL's AST checker and samples for
 # tests/verifiers/tools): pinned, without their dependency sets (a whole trainer or
 # benchmark each: ray, vllm, deepspeed, every model vendor's SDK); what the modules we

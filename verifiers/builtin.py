@@ -17,6 +17,7 @@ from referee.verifiers.engines import EngineSettings
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.math import MathVerifier
 from referee.verifiers.python_grader import PythonGraderVerifier
+from referee.verifiers.reasoning import ReasoningGymVerifier
 from referee.verifiers.registry import Registry
 from referee.verifiers.reward_model import RewardModelVerifier
 from referee.verifiers.rules.calibration import CalibrationVerifier
@@ -43,6 +44,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         LengthVerifier(),
         SimilarityVerifier(),
         ToolCallVerifier(),
+        ReasoningGymVerifier(),
         CompositeVerifier(),
         CalibrationVerifier(),
         MathVerifier(),

@@ -1,0 +1,191 @@
+"""The ``reasoning_gym`` verifier on every reasoning-gym dataset: its own answers score,
+answers to other entries do not, scorers that evaluate answers never run, and the hacks
+its scorers allow do not pay."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.verifiers import Status
+from referee.verifiers.reasoning import ReasoningGymVerifier
+from referee.verifiers.reasoning.verifier import EVALUATES_ANSWERS, REPLACED
+from referee.verifiers.types import Item
+
+reasoning_gym = pytest.importorskip("reasoning_gym")
+from reasoning_gym.factory import DATASETS  # noqa: E402
+
+UNGENERATED = {"composite"}  # needs a config of other datasets
+VERIFIER = ReasoningGymVerifier()
+
+
+def entries(dataset: str, size: int = 4) -> list[dict[str, Any]]:
+    """Entries as a client would send them (a JSON round trip: tuples become lists)."""
+    generated = reasoning_gym.create_dataset(dataset, size=size, seed=11)
+    return [json.loads(json.dumps(e, default=str)) for e in generated]
+
+
+def score(dataset: str, entry: dict[str, Any], answer: str | None, **params: Any) -> Any:
+    response = "I think." if answer is None else f"Reasoning...\n<answer>{answer}</answer>"
+    item = Item(
+        verifier="reasoning_gym",
+        response=response,
+        reference={"dataset": dataset, "entry": entry},
+        params=params,
+    )
+    [result] = VERIFIER.score([item])
+    return result
+
+
+SCORED = sorted(set(DATASETS) - UNGENERATED - EVALUATES_ANSWERS)
+
+
+@pytest.mark.parametrize("dataset", SCORED)
+def test_the_datasets_own_answer_scores_and_another_entrys_does_not(dataset: str) -> None:
+    """The two-golds invariant, per dataset: the gold of entry A is right for A, and
+    wrong for an entry B whose gold differs."""
+    found = [e for e in entries(dataset) if isinstance(e.get("answer"), str) and e["answer"]]
+    if not found:  # the scorer checks the answer against the puzzle (a valid colouring...)
+        for entry in entries(dataset):
+            assert score(dataset, entry, "no idea").reward == 0.0
+        return
+    first = found[0]
+    result = score(dataset, first, first["answer"])
+    assert result.status == Status.OK, result.error
+    assert result.reward == 1.0, result.details
+    others = [e for e in found[1:] if e["answer"].strip() != first["answer"].strip()]
+    for other in others:
+        crossed = score(dataset, other, first["answer"])
+        assert crossed.reward == 0.0, (other["answer"], crossed.details)
+
+
+@pytest.mark.parametrize("dataset", sorted(EVALUATES_ANSWERS))
+def test_answer_evaluating_datasets_are_refused_by_name(dataset: str) -> None:
+    [entry] = entries(dataset, size=1)
+    result = score(dataset, entry, "1")
+    assert result.status == Status.INVALID
+    assert result.error is not None and dataset in result.error.message
+
+
+HACKS: list[tuple[str, str]] = [
+    ("game_of_life_halting", "yes"),  # any non-empty string was True
+    ("game_of_life_halting", "not sure"),
+    ("puzzle24", "24"),
+    ("puzzle24", "6*4"),  # 24, but not from the puzzle's numbers
+    ("puzzle24", "__import__('os').system('touch /tmp/referee-pwned') or 24"),
+    ("countdown", "__import__('os').system('touch /tmp/referee-pwned')"),
+    ("countdown", "1e3"),
+]
+
+
+@pytest.mark.parametrize(("dataset", "answer"), HACKS)
+def test_hacks_do_not_score_and_nothing_runs(dataset: str, answer: str) -> None:
+    pwned = Path("/tmp/referee-pwned")
+    pwned.unlink(missing_ok=True)
+    for entry in entries(dataset):
+        if str(entry["answer"]).strip() == answer:
+            continue
+        result = score(dataset, entry, answer)
+        assert result.status == Status.OK, result.error
+        assert result.reward == 0.0, result.details
+    assert not pwned.exists()
+
+
+def test_our_arithmetic_scorers_take_right_answers_in_any_form() -> None:
+    [entry] = entries("puzzle24", size=1)
+    a, b, c, d = entry["metadata"]["numbers"]
+    gold = entry["answer"]
+    assert score("puzzle24", entry, gold).reward == 1.0
+    assert score("puzzle24", entry, f"({gold})").reward == 1.0
+    assert score("puzzle24", entry, f"{gold} = 24").reward == 1.0
+    assert score("puzzle24", entry, f"{a} + {b} + {c} + {d}").reward == float(a + b + c + d == 24)
+
+
+def test_credit_binary_by_default_dataset_on_request() -> None:
+    [entry] = entries("countdown", size=1)
+    assert score("countdown", entry, "1 + 2").reward == 0.0
+    assert score("countdown", entry, None).reward == 0.0
+    # the dataset's own scorer for a non-evaluating dataset, its small format credit kept
+    [word] = entries("letter_counting", size=1)
+    own = score("letter_counting", word, "-1", credit="dataset")
+    assert own.status == Status.OK and own.reward == own.details["score"] < 1.0
+
+
+@pytest.mark.parametrize(
+    ("reference", "field"),
+    [
+        ({"dataset": "no_such_dataset", "entry": {}}, "reference.dataset"),
+        ({"entry": {}}, "reference.dataset"),
+        ({"dataset": "puzzle24", "entry": {"metadata": {"numbers": "1,2"}}}, "metadata.numbers"),
+        ({"dataset": "countdown", "entry": {"metadata": {"numbers": [1]}}}, "metadata.target"),
+        (
+            {"dataset": "game_of_life_halting", "entry": {"answer": "maybe"}},
+            "reference.entry.answer",
+        ),
+    ],
+)
+def test_bad_references_are_invalid(reference: dict[str, Any], field: str) -> None:
+    [result] = VERIFIER.score(
+        [Item(verifier="reasoning_gym", response="<answer>1</answer>", reference=reference)]
+    )
+    assert result.status == Status.INVALID
+    assert result.error is not None and field in result.error.message
+
+
+@contextmanager
+def watching_evaluation() -> Iterator[list[str]]:
+    """Record the string of every eval/exec/parse_expr/sympify while scorers run."""
+    import sympy
+    from sympy.parsing import sympy_parser
+
+    seen: list[str] = []
+    originals = {
+        id(f): f for f in (builtins.eval, builtins.exec, sympy_parser.parse_expr, sympy.sympify)
+    }
+
+    def watched(original: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if args and isinstance(args[0], str):
+                seen.append(args[0])
+            return original(*args, **kwargs)
+
+        return call
+
+    patched: list[tuple[Any, str, Any]] = []
+    for module in [
+        builtins,
+        sympy,
+        sympy_parser,
+        *(m for n, m in sys.modules.items() if n.startswith("reasoning_gym")),
+    ]:
+        for name, value in list(vars(module).items()):
+            if id(value) in originals:
+                patched.append((module, name, value))
+                setattr(module, name, watched(value))
+    try:
+        yield seen
+    finally:
+        for module, name, value in patched:
+            setattr(module, name, value)
+
+
+@pytest.mark.parametrize("dataset", sorted(set(SCORED) - REPLACED))
+def test_no_dataset_we_run_evaluates_the_answer(dataset: str) -> None:
+    """Re-derives `EVALUATES_ANSWERS`: the scorers we call never evaluate a string, given
+    the right answer or a list-looking one (the branches that did)."""
+    generated = reasoning_gym.create_dataset(dataset, size=2, seed=11)
+    evaluated = []
+    for entry in generated:
+        for answer in (str(entry["answer"]), "[1, 2]", "['a', 'b']"):
+            with watching_evaluation() as seen, contextlib.suppress(Exception):
+                generated.score_answer(answer, entry)
+            evaluated += [text for text in seen if answer.strip() and answer.strip() in text]
+    assert evaluated == [], f"{dataset}'s scorer evaluates answers: add it to EVALUATES_ANSWERS"

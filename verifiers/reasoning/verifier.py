@@ -1,0 +1,213 @@
+"""The ``reasoning_gym`` verifier: reasoning-gym's procedural tasks (arithmetic games,
+logic puzzles, algorithmic tasks, ...), each scored by the dataset's own scorer, with
+three exceptions that keep rewards earned and the host safe:
+
+- datasets whose scorer *evaluates the answer as Python* (sympy ``parse_expr``,
+  ``eval``: the answer would run in the scoring process and could rewrite its own score)
+  are scored by our own parser where we have one (``countdown``, ``puzzle24``:
+  `verifiers.reasoning.arithmetic`) and refused (``invalid``, naming the dataset) where
+  we have none yet (`EVALUATES_ANSWERS`); the list is pinned to the installed version
+  and a test re-derives it by watching every dataset's scorer;
+- ``game_of_life_halting``'s scorer takes any non-empty answer for ``True``: ours wants
+  ``True`` or ``False``;
+- by default only a fully right answer earns a reward (``credit: binary``): reasoning-gym
+  gives 0.01 or 0.05 to wrong answers that are merely well formed, which a policy would
+  learn to farm. ``credit: dataset`` passes the dataset's own scores through.
+
+``reference``: ``{"dataset": name, "entry": {"question", "answer", "metadata"}}``, an
+entry as reasoning-gym generates it (JSON round trip allowed). The answer is the last
+``<answer>...</answer>`` of the response (``extract: answer_tag``, the reasoning-gym
+convention) or the whole response (``extract: none``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from referee.verifiers.base import (
+    ItemInvalid,
+    ItemVerifier,
+    NotConfigured,
+    Outcome,
+    Params,
+    describe_validation_error,
+)
+from referee.verifiers.reasoning.arithmetic import numbers_of, solves
+from referee.verifiers.types import Item
+
+EVALUATES_ANSWERS = frozenset(
+    {
+        "basic_arithmetic",
+        "binary_matrix",
+        "bitwise_arithmetic",
+        "codeio",
+        "intermediate_integration",
+        "n_queens",
+        "number_sorting",
+        "polynomial_multiplication",
+        "simple_integration",
+        "spiral_matrix",
+        "string_insertion",
+    }
+)
+"""reasoning-gym 0.1.25 datasets whose scorer may evaluate the answer as code (found by
+reading their modules; the ones with our own scorer are not listed)."""
+
+Scorer = Callable[[str | None, dict[str, Any]], float]
+NOT_INSTALLED = "reasoning-gym is not installed (pip install 'referee[reasoning]')"
+
+
+class ReasoningParams(Params):
+    credit: Literal["binary", "dataset"] = "binary"
+    """``binary``: 1 for a right answer, else 0; ``dataset``: the dataset's own score
+    (including its small rewards for wrong but well-formed answers)."""
+    extract: Literal["answer_tag", "none"] = "answer_tag"
+
+
+class Entry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    question: str = ""
+    answer: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReasoningReference(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str = Field(min_length=1, max_length=128)
+    entry: Entry
+
+
+class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
+    """Rewards for reasoning-gym tasks; see the module docstring."""
+
+    name = "reasoning_gym"
+    Params = ReasoningParams
+    description = (
+        "reasoning-gym's procedural tasks (100+ datasets) with their own scorers, "
+        "answer-evaluating scorers replaced or refused, binary credit by default."
+    )
+
+    def configuration_problem(self) -> str | None:
+        """reasoning-gym not installed: every item would be ``not_configured``."""
+        try:
+            _datasets()
+        except ImportError:
+            return NOT_INSTALLED
+        return None
+
+    def check(self, item: Item, params: ReasoningParams) -> Outcome:
+        reference = _reference(item.reference)
+        text = item.response_text()
+        answer = _extracted(text) if params.extract == "answer_tag" else text
+        entry = _restored(reference.dataset, reference.entry.model_dump())
+        score = _scorer(reference.dataset)(answer, entry)
+        reward = score if params.credit == "dataset" else float(score >= 1.0)
+        details = {"dataset": reference.dataset, "score": score, "answer": (answer or "")[:200]}
+        return Outcome(reward, details=details)
+
+
+def _reference(raw: object) -> ReasoningReference:
+    try:
+        return ReasoningReference.model_validate(raw)
+    except ValidationError as exc:
+        message = describe_validation_error(exc, "reference")
+        raise ItemInvalid("invalid_reference", message) from None
+
+
+# Metadata a scorer compares as tuples, which a JSON round trip turned into lists.
+_TUPLES = {"arc_agi": ("output",), "rearc": ("output",)}
+
+
+def _restored(dataset: str, entry: dict[str, Any]) -> dict[str, Any]:
+    metadata = entry.get("metadata", {})
+    for key in _TUPLES.get(dataset, ()):
+        if key in metadata:
+            metadata[key] = _tupled(metadata[key])
+    return entry
+
+
+def _tupled(value: Any) -> Any:
+    return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
+
+
+def _extracted(text: str) -> str | None:
+    start = text.rfind("<answer>")
+    if start < 0:
+        return None
+    end = text.find("</answer>", start)
+    return text[start + len("<answer>") : end if end >= 0 else None].strip()
+
+
+@functools.cache
+def _datasets() -> frozenset[str]:
+    from reasoning_gym.factory import DATASETS  # noqa: PLC0415 - optional extra
+
+    return frozenset(DATASETS)
+
+
+def _scorer(dataset: str) -> Scorer:
+    """The scorer of ``dataset``; `ItemInvalid` for an unknown or refused dataset,
+    `NotConfigured` without reasoning-gym."""
+    if dataset in _OURS:
+        return _OURS[dataset]
+    try:
+        known = _datasets()
+    except ImportError:
+        raise NotConfigured(NOT_INSTALLED) from None
+    if dataset not in known:
+        raise ItemInvalid("invalid_reference", f"reference.dataset: unknown dataset {dataset!r}")
+    if dataset in EVALUATES_ANSWERS:
+        raise ItemInvalid(
+            "unsupported_dataset",
+            f"reference.dataset: {dataset!r} is scored by evaluating the answer as code; "
+            "referee does not run it (no safe scorer for it yet)",
+        )
+    return _dataset_scorer(dataset)
+
+
+@functools.cache
+def _dataset_scorer(dataset: str) -> Scorer:
+    from reasoning_gym import get_score_answer_fn  # noqa: PLC0415 - optional extra
+
+    score: Scorer = get_score_answer_fn(dataset)
+    return score
+
+
+def _puzzle24(answer: str | None, entry: dict[str, Any]) -> float:
+    return float(answer is not None and solves(answer, _numbers(entry), 24))
+
+
+def _countdown(answer: str | None, entry: dict[str, Any]) -> float:
+    target = entry.get("metadata", {}).get("target")
+    if not isinstance(target, int | float):
+        raise ItemInvalid("invalid_reference", "reference.entry.metadata.target: expected a number")
+    return float(answer is not None and solves(answer, _numbers(entry), target))
+
+
+def _numbers(entry: dict[str, Any]) -> list[int]:
+    try:
+        return numbers_of(entry)
+    except ValueError as exc:
+        raise ItemInvalid("invalid_reference", str(exc)) from None
+
+
+def _halting(answer: str | None, entry: dict[str, Any]) -> float:
+    truth = str(entry.get("answer")).strip().lower()
+    if truth not in ("true", "false"):
+        raise ItemInvalid("invalid_reference", "reference.entry.answer: expected True or False")
+    return float(answer is not None and answer.strip().lower() == truth)
+
+
+_OURS: dict[str, Scorer] = {
+    "puzzle24": _puzzle24,
+    "countdown": _countdown,
+    "game_of_life_halting": _halting,
+}
+REPLACED = frozenset(_OURS)
+"""Datasets scored by our own scorers instead of reasoning-gym's."""
