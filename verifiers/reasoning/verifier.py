@@ -4,12 +4,12 @@ three exceptions that keep rewards earned and the host safe:
 
 - datasets whose scorer *evaluates the answer as Python* (sympy ``parse_expr``,
   ``eval``: the answer would run in the scoring process and could rewrite its own score)
-  are scored by our own parser where we have one (``countdown``, ``puzzle24``:
-  `verifiers.reasoning.arithmetic`) and refused (``invalid``, naming the dataset) where
-  we have none yet (`EVALUATES_ANSWERS`); the list is pinned to the installed version
-  and a test re-derives it by watching every dataset's scorer;
-- ``game_of_life_halting``'s scorer takes any non-empty answer for ``True``: ours wants
-  ``True`` or ``False``;
+  are scored by our own parsers (`verifiers.reasoning.replacements`) and refused
+  (``invalid``, naming the dataset) where we have none yet (`EVALUATES_ANSWERS` minus
+  `REPLACED`: ``bitwise_arithmetic``); the list is pinned to the installed version and
+  a test re-derives it by watching every dataset's scorer;
+- scorers that can be fooled are replaced too (``game_of_life_halting`` took any
+  non-empty answer for ``True``; ``puzzle24`` any numbers making 24);
 - by default only a fully right answer earns a reward (``credit: binary``): reasoning-gym
   gives 0.01 or 0.05 to wrong answers that are merely well formed, which a policy would
   learn to farm. ``credit: dataset`` passes the dataset's own scores through.
@@ -23,6 +23,7 @@ convention) or the whole response (``extract: none``).
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -36,26 +37,27 @@ from referee.verifiers.base import (
     Params,
     describe_validation_error,
 )
-from referee.verifiers.reasoning.arithmetic import numbers_of, solves
+from referee.verifiers.reasoning.replacements import OURS, WRAPPED
 from referee.verifiers.types import Item
 
 EVALUATES_ANSWERS = frozenset(
     {
-        "basic_arithmetic",
         "binary_matrix",
         "bitwise_arithmetic",
-        "codeio",
+        "countdown",
         "intermediate_integration",
         "n_queens",
         "number_sorting",
         "polynomial_multiplication",
+        "puzzle24",
         "simple_integration",
         "spiral_matrix",
         "string_insertion",
     }
 )
-"""reasoning-gym 0.1.25 datasets whose scorer may evaluate the answer as code (found by
-reading their modules; the ones with our own scorer are not listed)."""
+"""reasoning-gym 0.1.25 datasets whose scorer may evaluate the answer (or the gold) as
+code: found by reading their modules, confirmed by a test that watches every scorer.
+Those in `REPLACED` are scored by us; the rest are refused."""
 
 Scorer = Callable[[str | None, dict[str, Any]], float]
 NOT_INSTALLED = "reasoning-gym is not installed (pip install 'referee[reasoning]')"
@@ -65,7 +67,9 @@ class ReasoningParams(Params):
     credit: Literal["binary", "dataset"] = "binary"
     """``binary``: 1 for a right answer, else 0; ``dataset``: the dataset's own score
     (including its small rewards for wrong but well-formed answers)."""
-    extract: Literal["answer_tag", "none"] = "answer_tag"
+    extract: Literal["answer_tag", "final_line", "none"] = "answer_tag"
+    """``answer_tag``: the last ``<answer>...</answer>`` (none: no answer); ``final_line``:
+    the last non-empty line; ``none``: the whole response."""
 
 
 class Entry(BaseModel):
@@ -103,12 +107,16 @@ class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
 
     def check(self, item: Item, params: ReasoningParams) -> Outcome:
         reference = _reference(item.reference)
-        text = item.response_text()
-        answer = _extracted(text) if params.extract == "answer_tag" else text
+        answer = _answer(item.response_text(), params.extract)
         entry = _restored(reference.dataset, reference.entry.model_dump())
         score = _scorer(reference.dataset)(answer, entry)
         reward = score if params.credit == "dataset" else float(score >= 1.0)
-        details = {"dataset": reference.dataset, "score": score, "answer": (answer or "")[:200]}
+        details = {
+            "dataset": reference.dataset,
+            "score": score,
+            "answer": (answer or "")[:200],
+            "reasoning_gym": _version(),
+        }
         return Outcome(reward, details=details)
 
 
@@ -136,6 +144,23 @@ def _tupled(value: Any) -> Any:
     return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
 
 
+def _answer(text: str, extract: str) -> str | None:
+    if extract == "answer_tag":
+        return _extracted(text)
+    if extract == "final_line":
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return lines[-1] if lines else None
+    return text
+
+
+@functools.cache
+def _version() -> str:
+    try:
+        return importlib.metadata.version("reasoning-gym")
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def _extracted(text: str) -> str | None:
     start = text.rfind("<answer>")
     if start < 0:
@@ -154,14 +179,16 @@ def _datasets() -> frozenset[str]:
 def _scorer(dataset: str) -> Scorer:
     """The scorer of ``dataset``; `ItemInvalid` for an unknown or refused dataset,
     `NotConfigured` without reasoning-gym."""
-    if dataset in _OURS:
-        return _OURS[dataset]
+    if dataset in OURS:
+        return OURS[dataset]
     try:
         known = _datasets()
     except ImportError:
         raise NotConfigured(NOT_INSTALLED) from None
     if dataset not in known:
         raise ItemInvalid("invalid_reference", f"reference.dataset: unknown dataset {dataset!r}")
+    if dataset in WRAPPED:
+        return WRAPPED[dataset](_dataset_scorer(dataset))
     if dataset in EVALUATES_ANSWERS:
         raise ItemInvalid(
             "unsupported_dataset",
@@ -179,35 +206,5 @@ def _dataset_scorer(dataset: str) -> Scorer:
     return score
 
 
-def _puzzle24(answer: str | None, entry: dict[str, Any]) -> float:
-    return float(answer is not None and solves(answer, _numbers(entry), 24))
-
-
-def _countdown(answer: str | None, entry: dict[str, Any]) -> float:
-    target = entry.get("metadata", {}).get("target")
-    if not isinstance(target, int | float):
-        raise ItemInvalid("invalid_reference", "reference.entry.metadata.target: expected a number")
-    return float(answer is not None and solves(answer, _numbers(entry), target))
-
-
-def _numbers(entry: dict[str, Any]) -> list[int]:
-    try:
-        return numbers_of(entry)
-    except ValueError as exc:
-        raise ItemInvalid("invalid_reference", str(exc)) from None
-
-
-def _halting(answer: str | None, entry: dict[str, Any]) -> float:
-    truth = str(entry.get("answer")).strip().lower()
-    if truth not in ("true", "false"):
-        raise ItemInvalid("invalid_reference", "reference.entry.answer: expected True or False")
-    return float(answer is not None and answer.strip().lower() == truth)
-
-
-_OURS: dict[str, Scorer] = {
-    "puzzle24": _puzzle24,
-    "countdown": _countdown,
-    "game_of_life_halting": _halting,
-}
-REPLACED = frozenset(_OURS)
-"""Datasets scored by our own scorers instead of reasoning-gym's."""
+REPLACED = frozenset(OURS) | frozenset(WRAPPED)
+"""Datasets scored by our own scorers, or theirs with a safe reference."""

@@ -45,7 +45,8 @@ def score(dataset: str, entry: dict[str, Any], answer: str | None, **params: Any
     return result
 
 
-SCORED = sorted(set(DATASETS) - UNGENERATED - EVALUATES_ANSWERS)
+SCORED = sorted(set(DATASETS) - UNGENERATED - (EVALUATES_ANSWERS - REPLACED))
+REFUSED = sorted(EVALUATES_ANSWERS - REPLACED)
 
 
 @pytest.mark.parametrize("dataset", SCORED)
@@ -67,7 +68,7 @@ def test_the_datasets_own_answer_scores_and_another_entrys_does_not(dataset: str
         assert crossed.reward == 0.0, (other["answer"], crossed.details)
 
 
-@pytest.mark.parametrize("dataset", sorted(EVALUATES_ANSWERS))
+@pytest.mark.parametrize("dataset", REFUSED)
 def test_answer_evaluating_datasets_are_refused_by_name(dataset: str) -> None:
     [entry] = entries(dataset, size=1)
     result = score(dataset, entry, "1")
@@ -83,6 +84,12 @@ HACKS: list[tuple[str, str]] = [
     ("puzzle24", "__import__('os').system('touch /tmp/referee-pwned') or 24"),
     ("countdown", "__import__('os').system('touch /tmp/referee-pwned')"),
     ("countdown", "1e3"),
+    ("polynomial_multiplication", "__import__('os').system('touch /tmp/referee-pwned')"),
+    ("simple_integration", "__import__('os').system('touch /tmp/referee-pwned')"),
+    ("simple_integration", "x**10**10"),
+    ("intermediate_integration", "C"),
+    ("binary_matrix", "[[1, 0], [0, 1]]"),
+    ("n_queens", "__import__('os').system('touch /tmp/referee-pwned')"),
 ]
 
 
@@ -177,7 +184,7 @@ def watching_evaluation() -> Iterator[list[str]]:
             setattr(module, name, value)
 
 
-@pytest.mark.parametrize("dataset", sorted(set(SCORED) - REPLACED))
+@pytest.mark.parametrize("dataset", sorted(set(SCORED) - EVALUATES_ANSWERS))
 def test_no_dataset_we_run_evaluates_the_answer(dataset: str) -> None:
     """Re-derives `EVALUATES_ANSWERS`: the scorers we call never evaluate a string, given
     the right answer or a list-looking one (the branches that did)."""
@@ -189,3 +196,26 @@ def test_no_dataset_we_run_evaluates_the_answer(dataset: str) -> None:
                 generated.score_answer(answer, entry)
             evaluated += [text for text in seen if answer.strip() and answer.strip() in text]
     assert evaluated == [], f"{dataset}'s scorer evaluates answers: add it to EVALUATES_ANSWERS"
+
+
+@pytest.mark.parametrize(
+    ("response", "extract", "reward"),
+    [
+        ("work\n<answer>True</answer>", "answer_tag", 1.0),
+        ("work\nTrue", "answer_tag", 0.0),
+        ("work\nTrue\n\n", "final_line", 1.0),
+        ("True", "none", 1.0),
+        ("I think True", "none", 0.0),
+    ],
+)
+def test_answer_extraction(response: str, extract: str, reward: float) -> None:
+    entry = {"answer": "True", "metadata": {}}
+    item = Item(
+        verifier="reasoning_gym",
+        response=response,
+        reference={"dataset": "game_of_life_halting", "entry": entry},
+        params={"extract": extract},
+    )
+    [result] = VERIFIER.score([item])
+    assert result.reward == reward
+    assert result.details["reasoning_gym"] == "0.1.25"
