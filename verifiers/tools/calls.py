@@ -30,6 +30,7 @@ Format = Literal["auto", "openai", "hermes", "json", "python"]
 MAX_CALLS = 64
 _HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 _FENCE = re.compile(r"```[A-Za-z]*\s*\n(.*?)```", re.DOTALL)
+_PYTHON_START = re.compile(r"\[?\s*[A-Za-z_][\w.]*\s*\(")
 
 
 class Unparsable(ValueError):
@@ -87,7 +88,8 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     stripped = _unfenced(text).strip()
     if not stripped:
         return None
-    if fmt in ("auto", "json") and stripped[0] in "[{":
+    looks_python = fmt == "auto" and _PYTHON_START.match(stripped) is not None
+    if fmt in ("auto", "json") and stripped[0] in "[{" and not looks_python:
         try:
             return _json_calls(json.loads(stripped))
         except ValueError:
@@ -99,6 +101,8 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
 
 
 def _unfenced(text: str) -> str:
+    if "```" not in text:
+        return text
     fenced = _FENCE.findall(text)
     return fenced[-1] if fenced else text
 

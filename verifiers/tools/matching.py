@@ -22,6 +22,7 @@ exists; every full matching it finds, this finds too).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -47,6 +48,7 @@ NESTED = frozenset({"array", "tuple"})
 _STANDARD = re.compile(r"[ ,./\-_*^]")
 
 
+@functools.lru_cache(maxsize=65536)
 def standardized(text: str) -> str:
     """BFCL's string normal form: no spaces or ``,./-_*^``, lower case, ``'`` as ``"``."""
     return _STANDARD.sub("", text).lower().replace("'", '"')
@@ -174,21 +176,19 @@ def _dicts_ok(value: list[Any], acceptable: list[Any]) -> bool:
     )
 
 
-def matched(
-    calls: Sequence[Call], golds: Sequence[Gold], fits: Callable[[Call, Gold], bool]
-) -> int:
-    """The most pairs (call, gold) that ``fits``, each call and gold used once: a maximum
-    bipartite matching (Kuhn's augmenting paths)."""
-    edges = [[c for c, call in enumerate(calls) if fits(call, gold)] for gold in golds]
+def matched(calls: int, golds: int, fits: Callable[[int, int], bool]) -> int:
+    """The most one-to-one pairs (call, gold) such that ``fits(gold, call)``: a maximum
+    bipartite matching (Kuhn's augmenting paths). ``fits`` is asked lazily, in call
+    order, so calls given in the gold's order cost one check each."""
     owner: dict[int, int] = {}
 
     def augment(gold: int, seen: set[int]) -> bool:
-        for call in edges[gold]:
-            if call not in seen:
+        for call in range(calls):
+            if call not in seen and fits(gold, call):
                 seen.add(call)
                 if call not in owner or augment(owner[call], seen):
                     owner[call] = gold
                     return True
         return False
 
-    return sum(augment(gold, set()) for gold in range(len(golds)))
+    return sum(augment(gold, set()) for gold in range(golds))

@@ -20,8 +20,10 @@ it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -126,11 +128,28 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
 
 
 def _reference(raw: object) -> ToolReference:
+    """The validated reference. The samples of a group share one (the same prompt's
+    tools and gold), so validated references are kept by their JSON text."""
     try:
-        return ToolReference.model_validate(raw)
+        key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        key = None
+    if key is not None and key in _REFERENCES:
+        return _REFERENCES[key]
+    try:
+        reference = ToolReference.model_validate(raw)
     except ValidationError as exc:
         message = describe_validation_error(exc, "reference")
         raise ItemInvalid("invalid_reference", message) from None
+    if key is not None:
+        if len(_REFERENCES) >= REFERENCE_CACHE:
+            _REFERENCES.pop(next(iter(_REFERENCES)))  # the oldest
+        _REFERENCES[key] = reference
+    return reference
+
+
+REFERENCE_CACHE = 1024
+_REFERENCES: dict[bytes, ToolReference] = {}
 
 
 def _dotted(calls: list[Call], golds: list[Gold]) -> list[Call]:
@@ -155,12 +174,16 @@ def _graded(
     details: dict[str, Any],
     unreadable: str | None,
 ) -> Outcome:
-    def fits(call: Call, gold: Gold) -> bool:
-        [name] = gold
-        return mismatch(call, gold, descriptions.get(name)) is None
+    misses: dict[tuple[int, int], str | None] = {}
 
-    full = matched(calls, golds, fits)
-    by_name = matched(calls, golds, lambda call, gold: call.name in gold)
+    def miss(gold: int, call: int) -> str | None:
+        """Why ``call`` misses ``gold`` (None: it matches), each pair checked once."""
+        if (gold, call) not in misses:
+            misses[gold, call] = _miss(calls[call], golds[gold], descriptions)
+        return misses[gold, call]
+
+    full = matched(len(calls), len(golds), lambda g, c: miss(g, c) is None)
+    by_name = matched(len(calls), len(golds), lambda g, c: calls[c].name in golds[g])
     total = max(len(golds), len(calls))
     components = {
         "format": 0.0 if unreadable is not None or not calls else 1.0,
@@ -168,20 +191,25 @@ def _graded(
         "arguments": full / total,
     }
     if full < len(golds):
-        details["mismatches"] = _reasons(calls, golds, descriptions)
+        details["mismatches"] = [_reason(g, calls, golds[g], miss) for g in range(len(golds))][:8]
     complete = full == len(golds) == len(calls)
     reward = float(complete) if params.reward == "all" else full / total
     return Outcome(reward, components=components, details=details)
 
 
-def _reasons(
-    calls: list[Call], golds: list[Gold], descriptions: dict[str, dict[str, Any]]
-) -> list[str]:
-    """For each gold call, why the first call of its name (or the first call) misses it."""
-    reasons = []
-    for gold in golds[:8]:
-        [name] = gold
-        candidates = [c for c in calls if c.name == name] or calls[:1]
-        found = [mismatch(c, gold, descriptions.get(name)) for c in candidates]
-        reasons.append(next((r for r in found if r), "") or f"no call of {name!r}")
-    return reasons
+def _miss(call: Call, gold: Gold, descriptions: dict[str, dict[str, Any]]) -> str | None:
+    [name] = gold
+    if call.name != name:  # the cheap check first: most pairs of parallel calls fail here
+        return f"function {call.name!r}, expected {name!r}"
+    return mismatch(call, gold, descriptions.get(name))
+
+
+def _reason(
+    gold: int, calls: list[Call], expected: Gold, miss: Callable[[int, int], str | None]
+) -> str:
+    """Why a gold call is missed: by the first call of its name, else the first call."""
+    same = [c for c, call in enumerate(calls) if call.name in expected] or list(range(len(calls)))[
+        :1
+    ]
+    found = [miss(gold, c) for c in same]
+    return next((r for r in found if r), "") or f"no call of {next(iter(expected))!r}"

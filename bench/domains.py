@@ -1,0 +1,159 @@
+"""Domain verifiers against their anchors' own implementations, same items, same run,
+one core (the process pins itself to one CPU):
+
+- ``tool_call`` vs BFCL's AST checker (``bfcl-eval``): every sample of BFCL's simple,
+  multiple, parallel and parallel-multiple categories, answered right and mutated (the
+  cases of tests/verifiers/tools/test_bfcl_agreement.py), as Python call syntax: each
+  side decodes the text (BFCL with its ``ast_parse``, which needs the tree-sitter
+  packages of the ``bench`` extra) and checks the calls.
+- ``reasoning_gym`` vs reasoning-gym's own ``score_answer``: a few entries of every
+  dataset that both score (the right answer, and another entry's), each through
+  ``ReasoningGymVerifier.score`` and through the dataset's ``score_answer``.
+
+    python bench/domains.py [--repeat 3]
+
+Prints items/s per core (median of the repeats) and the ratio, and writes
+``bench/results/domains.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from referee.verifiers.reasoning import ReasoningGymVerifier  # noqa: E402
+from referee.verifiers.reasoning.verifier import EVALUATES_ANSWERS  # noqa: E402
+from referee.verifiers.tools import ToolCallVerifier  # noqa: E402
+from referee.verifiers.types import Item  # noqa: E402
+from tests.verifiers.tools.bfcl import bfcl_checker, bfcl_data  # noqa: E402
+from tests.verifiers.tools.test_bfcl_agreement import (  # noqa: E402
+    CATEGORIES,
+    as_python,
+    mutations,
+    right_answer,
+)
+
+
+def rate(run: Callable[[], int], repeat: int) -> float:
+    """Median items per second of ``run`` (which returns how many items it scored)."""
+    rates = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        count = run()
+        rates.append(count / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def tool_calls(repeat: int) -> dict[str, Any]:
+    checker = bfcl_checker()
+    cases = []
+    for category in CATEGORIES:
+        rng = random.Random(category)
+        for entry, gold in bfcl_data(category):
+            for _, calls in mutations(right_answer(gold), rng):
+                cases.append((category, entry, gold, calls))
+    items = [
+        Item(
+            verifier="tool_call",
+            response=as_python(calls),
+            reference={"ground_truth": gold, "functions": entry["function"]},
+            params={"underscore_dots": False},
+        )
+        for _, entry, gold, calls in cases
+    ]
+    verifier = ToolCallVerifier()
+
+    def ours() -> int:
+        return len(verifier.score(items))
+
+    from bfcl_eval.model_handler.utils import ast_parse  # after the stub
+
+    texts = [as_python(calls) for _, _, _, calls in cases]
+
+    def theirs() -> int:
+        for (category, entry, gold, _), text in zip(cases, texts, strict=True):
+            decoded = ast_parse(text)
+            checker.ast_checker(
+                entry["function"], decoded, gold, checker.Language.PYTHON, category, "referee"
+            )
+        return len(cases)
+
+    return {"items": len(items), "referee": rate(ours, repeat), "bfcl": rate(theirs, repeat)}
+
+
+def reasoning(repeat: int) -> dict[str, Any]:
+    import reasoning_gym
+    from reasoning_gym.factory import DATASETS
+
+    pairs = []
+    for name in sorted(set(DATASETS) - {"composite"} - EVALUATES_ANSWERS):
+        generated = reasoning_gym.create_dataset(name, size=4, seed=3)
+        entries = [json.loads(json.dumps(e, default=str)) for e in generated]
+        answers = [e["answer"] for e in entries if isinstance(e.get("answer"), str)]
+        for entry, raw in zip(entries, generated, strict=True):
+            for answer in answers[:2]:
+                pairs.append((name, generated, entry, raw, answer))
+    items = [
+        Item(
+            verifier="reasoning_gym",
+            response=f"<answer>{answer}</answer>",
+            reference={"dataset": name, "entry": entry},
+            params={"credit": "dataset"},
+        )
+        for name, _, entry, _, answer in pairs
+    ]
+    verifier = ReasoningGymVerifier()
+    verifier.score(items[:50])  # every dataset's scorer made once, for both sides
+
+    def ours() -> int:
+        return len(verifier.score(items))
+
+    def theirs() -> int:
+        for _, dataset, _, raw, answer in pairs:
+            dataset.score_answer(answer, raw)
+        return len(pairs)
+
+    return {
+        "items": len(items),
+        "referee": rate(ours, repeat),
+        "reasoning_gym": rate(theirs, repeat),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    results = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
+        "tool_call": tool_calls(args.repeat),
+        "reasoning_gym": reasoning(args.repeat),
+    }
+    for name, anchor in (("tool_call", "bfcl"), ("reasoning_gym", "reasoning_gym")):
+        row = results[name]
+        print(
+            f"{name:14} {row['items']:6d} items  referee {row['referee']:9.0f}/s  "
+            f"{anchor} {row[anchor]:9.0f}/s  ratio {row['referee'] / row[anchor]:.2f}"
+        )
+    out = ROOT / "bench" / "results" / "domains.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
