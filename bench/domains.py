@@ -6,6 +6,10 @@ one core (the process pins itself to one CPU):
   cases of tests/verifiers/tools/test_bfcl_agreement.py), as Python call syntax: each
   side decodes the text (BFCL with its ``ast_parse``, which needs the tree-sitter
   packages of the ``bench`` extra) and checks the calls.
+- ``instructions`` vs lm-eval's IFEval checkers: every constraint type but the two that
+  need NLTK's Punkt data, several kwargs each, on the response pool of
+  tests/verifiers/instructions/test_lm_eval_agreement.py, strict mode (each side builds
+  its checker per item, as lm-eval's ``process_results`` does).
 - ``reasoning_gym`` vs reasoning-gym's own ``score_answer``: a few entries of every
   dataset that both score (the right answer, and another entry's), each through
   ``ReasoningGymVerifier.score`` and through the dataset's ``score_answer``.
@@ -33,10 +37,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from referee.verifiers.instructions import InstructionsVerifier  # noqa: E402
 from referee.verifiers.reasoning import ReasoningGymVerifier  # noqa: E402
 from referee.verifiers.reasoning.verifier import EVALUATES_ANSWERS  # noqa: E402
 from referee.verifiers.tools import ToolCallVerifier  # noqa: E402
 from referee.verifiers.types import Item  # noqa: E402
+from tests.verifiers.instructions.lm_eval_ifeval import (  # noqa: E402
+    ifeval_registry,
+    lm_eval_follows,
+)
+from tests.verifiers.instructions.test_lm_eval_agreement import KWARGS, PROMPT, TEXTS  # noqa: E402
 from tests.verifiers.tools.bfcl import bfcl_checker, bfcl_data  # noqa: E402
 from tests.verifiers.tools.test_bfcl_agreement import (  # noqa: E402
     CATEGORIES,
@@ -93,6 +103,36 @@ def tool_calls(repeat: int) -> dict[str, Any]:
     return {"items": len(items), "referee": rate(ours, repeat), "bfcl": rate(theirs, repeat)}
 
 
+def instructions(repeat: int) -> dict[str, Any]:
+    registry = ifeval_registry()
+    cases = [
+        (instruction, kwargs, text)
+        for instruction, variants in KWARGS.items()
+        for kwargs in variants
+        for text in TEXTS
+    ]
+    items = [
+        Item(
+            verifier="instructions",
+            prompt=PROMPT,
+            response=text,
+            reference={"instruction_id_list": [instruction], "kwargs": [kwargs]},
+        )
+        for instruction, kwargs, text in cases
+    ]
+    verifier = InstructionsVerifier()
+
+    def ours() -> int:
+        return len(verifier.score(items))
+
+    def theirs() -> int:
+        for instruction, kwargs, text in cases:
+            lm_eval_follows(registry, instruction, kwargs, PROMPT, text, loose=False)
+        return len(cases)
+
+    return {"items": len(items), "referee": rate(ours, repeat), "lm_eval": rate(theirs, repeat)}
+
+
 def reasoning(repeat: int) -> dict[str, Any]:
     import reasoning_gym
     from reasoning_gym.factory import DATASETS
@@ -142,9 +182,15 @@ def main() -> None:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}",
         "tool_call": tool_calls(args.repeat),
+        "instructions": instructions(args.repeat),
         "reasoning_gym": reasoning(args.repeat),
     }
-    for name, anchor in (("tool_call", "bfcl"), ("reasoning_gym", "reasoning_gym")):
+    anchors = (
+        ("tool_call", "bfcl"),
+        ("instructions", "lm_eval"),
+        ("reasoning_gym", "reasoning_gym"),
+    )
+    for name, anchor in anchors:
         row = results[name]
         print(
             f"{name:14} {row['items']:6d} items  referee {row['referee']:9.0f}/s  "

@@ -14,6 +14,7 @@ from referee.verifiers.code import CodeVerifier, VerilogVerifier
 from referee.verifiers.code.raw_run import RawRunVerifier
 from referee.verifiers.code.runtime import SandboxHandle
 from referee.verifiers.engines import EngineSettings
+from referee.verifiers.instructions import InstructionsVerifier
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.math import MathVerifier
 from referee.verifiers.python_grader import PythonGraderVerifier
@@ -44,6 +45,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         LengthVerifier(),
         SimilarityVerifier(),
         ToolCallVerifier(),
+        InstructionsVerifier(),
         ReasoningGymVerifier(),
         CompositeVerifier(),
         CalibrationVerifier(),

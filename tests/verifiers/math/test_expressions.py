@@ -62,13 +62,17 @@ def _expressions() -> st.SearchStrategy[str]:
 _JUXTAPOSED_PAREN = re.compile(r"(\\[a-zA-Z]+|[\w})])(\s*(?:\\left)?\s*\()")
 
 
+_DIGIT_E_POWER = re.compile(r"(\d)\s*e\^")
+
+
 def _explicit_products(text: str) -> str:
     def insert(found: re.Match[str]) -> str:
         if found.group(1).startswith("\\") and found.group(1) not in ("\\pi", "\\theta"):
             return found.group(0)  # a function's argument: \sin(x)
         return f"{found.group(1)}\\cdot {found.group(2)}"
 
-    return _JUXTAPOSED_PAREN.sub(insert, text)
+    # latex2sympy reads "2e^{\sin(\pi)}" as 3 (and "2\cdot e^{...}" right): ask it so too
+    return _DIGIT_E_POWER.sub(r"\1\\cdot e^", _JUXTAPOSED_PAREN.sub(insert, text))
 
 
 def _reference(text: str) -> Any:

@@ -1,0 +1,69 @@
+"""lm-eval's IFEval checkers (``lm-eval`` installed ``--no-deps`` by scripts/test.sh),
+loaded without the ``lm_eval`` package's own ``__init__`` (the evaluator: torch,
+transformers, datasets) and without the NLTK download its module starts at import (no
+network here: the two checkers that need NLTK's Punkt data are not compared)."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import nltk
+import pytest
+
+NEEDS_PUNKT = frozenset(
+    {"length_constraints:number_sentences", "change_case:capital_word_frequency"}
+)
+
+
+@functools.cache
+def ifeval_registry() -> dict[str, Any]:
+    """``lm_eval.tasks.ifeval.instructions_registry.INSTRUCTION_DICT``."""
+    spec = importlib.util.find_spec("lm_eval")
+    if spec is None or spec.origin is None:
+        pytest.fail("lm-eval is not installed: run scripts/test.sh")
+    root = Path(spec.origin).parent
+    for name, path in (("lm_eval", root), ("lm_eval.tasks", root / "tasks")):
+        if name not in sys.modules:
+            package = ModuleType(name)
+            package.__path__ = [str(path)]
+            sys.modules[name] = package
+    download = nltk.download
+    nltk.download = lambda *args, **kwargs: False
+    try:
+        module = importlib.import_module("lm_eval.tasks.ifeval.instructions_registry")
+    finally:
+        nltk.download = download
+    registry: dict[str, Any] = dict(module.INSTRUCTION_DICT)
+    return registry
+
+
+def lm_eval_follows(
+    registry: dict[str, Any],
+    instruction: str,
+    kwargs: dict[str, Any],
+    prompt: str,
+    text: str,
+    loose: bool,
+) -> bool:
+    """lm-eval's verdict, as its ``test_instruction_following_{strict,loose}`` computes it."""
+    checker = registry[instruction](instruction)
+    checker.build_description(**{k: v for k, v in kwargs.items() if v})
+    args = checker.get_instruction_args()
+    if args and "prompt" in args:
+        checker.build_description(prompt=prompt)
+    variants = [text]
+    if loose:
+        lines = text.split("\n")
+        cut = [
+            "\n".join(lines[1:]).strip(),
+            "\n".join(lines[:-1]).strip(),
+            "\n".join(lines[1:-1]).strip(),
+        ]
+        variants = [text, text.replace("*", ""), *cut, *(c.replace("*", "") for c in cut)]
+    return any(v.strip() and checker.check_following(v) for v in variants)

@@ -1,0 +1,135 @@
+"""The ``instructions`` verifier: does the response follow verifiable instructions?
+
+``reference``: ``{"instruction_id_list": [...], "kwargs": [{...}, ...]}``, as IFEval and
+Tulu-3's RLVR data store them (``None`` kwargs are dropped, as IFEval does). Each id is one
+of IFEval's 25 constraint types (`verifiers.instructions.constraints`); every kwarg it
+needs must be given (IFEval would draw a random one). ``combination:repeat_prompt`` may
+take ``prompt_to_repeat`` from the item's prompt.
+
+``mode``: ``strict`` checks the response as it is; ``loose`` also accepts it with its
+first line, last line or both removed, and with ``*`` removed (IFEval's loose
+accuracy). ``reward``: ``all`` (1 when every constraint holds) or ``fraction``.
+Components: ``<instruction id>`` -> 1 or 0 per constraint (an id given twice gets
+``#2``...). An empty response follows nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Required
+
+import regex
+from pydantic import Field, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
+
+from referee.verifiers.base import (
+    ItemInvalid,
+    ItemVerifier,
+    Outcome,
+    Params,
+    describe_validation_error,
+)
+from referee.verifiers.instructions.constraints import CONSTRAINTS, Kwargs
+from referee.verifiers.types import Item
+
+MAX_INSTRUCTIONS = 64
+
+
+class InstructionsParams(Params):
+    mode: Literal["strict", "loose"] = "strict"
+    reward: Literal["all", "fraction"] = "all"
+
+
+class InstructionsReference(TypedDict, total=False):
+    """The reference; other keys (datasets carry ``key``, ``prompt``...) are ignored."""
+
+    instruction_id_list: Required[
+        Annotated[list[str], Field(min_length=1, max_length=MAX_INSTRUCTIONS)]
+    ]
+    kwargs: list[dict[str, Any] | None]
+
+
+_REFERENCE = TypeAdapter(InstructionsReference)
+
+
+class InstructionsVerifier(ItemVerifier[InstructionsParams]):
+    """Reward for following IFEval-style instructions; see the module docstring."""
+
+    name = "instructions"
+    Params = InstructionsParams
+    description = (
+        "Verifiable instruction following: IFEval's 25 constraint types (keywords, "
+        "lengths, formats, case, language...), strict or loose, all or fraction."
+    )
+
+    def check(self, item: Item, params: InstructionsParams) -> Outcome:
+        constraints = _constraints(item)
+        text = item.response_text()
+        variants = _loose_variants(text) if params.mode == "loose" else [text]
+        components: dict[str, float] = {}
+        for key, (check, kwargs) in constraints.items():
+            try:
+                held = any(v.strip() and check(v, kwargs) for v in variants)
+            except (regex.error, TimeoutError) as exc:
+                message = f"reference.kwargs: {key}: a pattern that cannot be used ({exc})"
+                raise ItemInvalid("invalid_reference", message) from None
+            components[key] = float(held)
+        passed = sum(components.values())
+        reward = (
+            float(passed == len(components)) if params.reward == "all" else passed / len(components)
+        )
+        details = {"followed": int(passed), "instructions": len(components), "mode": params.mode}
+        return Outcome(reward, components=components, details=details)
+
+
+def _constraints(item: Item) -> dict[str, tuple[Any, Kwargs]]:
+    """Instruction key -> (check, validated kwargs); `ItemInvalid` naming the field."""
+    try:
+        reference = _REFERENCE.validate_python(item.reference)
+    except ValidationError as exc:
+        raise ItemInvalid(
+            "invalid_reference", describe_validation_error(exc, "reference")
+        ) from None
+    ids, all_kwargs = reference["instruction_id_list"], reference.get("kwargs") or []
+    if all_kwargs and len(all_kwargs) != len(ids):
+        message = f"reference.kwargs: {len(all_kwargs)} entries for {len(ids)} instructions"
+        raise ItemInvalid("invalid_reference", message)
+    found: dict[str, tuple[Any, Kwargs]] = {}
+    for index, instruction in enumerate(ids):
+        if instruction not in CONSTRAINTS:
+            message = f"reference.instruction_id_list.{index}: unknown instruction {instruction!r}"
+            raise ItemInvalid("invalid_reference", message)
+        model, check = CONSTRAINTS[instruction]
+        given = {
+            k: v
+            for k, v in ((all_kwargs[index] or {}) if all_kwargs else {}).items()
+            if v is not None
+        }
+        if instruction == "combination:repeat_prompt" and "prompt_to_repeat" not in given:
+            given["prompt_to_repeat"] = item.prompt_text()
+        try:
+            kwargs = model.model_validate(given)
+        except ValidationError as exc:
+            where = f"reference.kwargs.{index}"
+            raise ItemInvalid("invalid_reference", describe_validation_error(exc, where)) from None
+        key = instruction if instruction not in found else _numbered(instruction, found)
+        found[key] = (check, kwargs)
+    return found
+
+
+def _numbered(instruction: str, found: dict[str, Any]) -> str:
+    number = 2
+    while f"{instruction}#{number}" in found:
+        number += 1
+    return f"{instruction}#{number}"
+
+
+def _loose_variants(text: str) -> list[str]:
+    """IFEval's loose variants: as is, without its first and/or last line, each also
+    without ``*``."""
+    lines = text.split("\n")
+    cut = [
+        "\n".join(lines[1:]).strip(),
+        "\n".join(lines[:-1]).strip(),
+        "\n".join(lines[1:-1]).strip(),
+    ]
+    return [text, text.replace("*", ""), *cut, *(c.replace("*", "") for c in cut)]
