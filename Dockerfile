@@ -33,7 +33,7 @@ ARG VARIANT=core
 # (scripts/build-runtime.sh, at /opt/referee/runtime).
 ARG SANDBOX_PACKAGES="bubblewrap util-linux python3 python3-pip python3-pytest gcc g++ \
     default-jdk-headless nodejs npm node-typescript golang-go rustc sqlite3 iverilog php-cli \
-    ruby perl lua5.4 r-base-core mono-mcs scala kotlin gdc racket"
+    ruby perl lua5.4 r-base-core mono-mcs scala kotlin gdc racket junit5 junit4 libgtest-dev"
 COPY scripts/build-runtime.sh /tmp/runtime/build-runtime.sh
 COPY scripts/runtime /tmp/runtime/runtime
 RUN set -eux; \

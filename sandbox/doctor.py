@@ -40,8 +40,10 @@ _HELLO = {
     "pytest": "def test_ok():\n    pass\n",
     "go_test": 'package main\nimport "testing"\nfunc TestOk(t *testing.T) {}\n',
     "d_unittest": "unittest { assert(true); }",
+    "junit": "import org.junit.jupiter.api.Test;\npublic class OkTest { @Test void ok() {} }",
+    "gtest": "#include <gtest/gtest.h>\nTEST(Ok, Ok) { EXPECT_TRUE(true); }",
 }
-_RUNNERS = frozenset({"pytest", "go_test", "d_unittest"})
+_RUNNERS = frozenset({"pytest", "go_test", "d_unittest", "junit", "gtest"})
 
 
 @dataclass(frozen=True)

@@ -68,10 +68,18 @@ class Language:
     aliases: tuple[str, ...] = ()
     package: str = ""
     """The Debian package(s) that provide ``tools`` (named when they are missing)."""
+    main_pattern: str | None = None
+    """A regex whose first group, found in the source, names the main file (Java's public
+    class must live in ``<Class>.java``); unset or not found: `main`."""
     build_flags: tuple[str, ...] = ()
     """Patterns (full matches) of the build flags a request may add to the compile argv:
     an allow-list, because compilers take flags that run programs (``-wrapper``,
     ``-fplugin=``, ``-Wl,...``, ``-toolexec``, ``-C linker=``, ``-J``)."""
+
+    def main_for(self, source: str) -> str:
+        """The main file's name for ``source`` (see `main_pattern`)."""
+        found = re.search(self.main_pattern, source) if self.main_pattern else None
+        return f"{found.group(1)}{self.suffix}" if found else self.main
 
     def refused_flag(self, flags: list[str]) -> str | None:
         """The first flag in ``flags`` outside the allow-list, or None."""
@@ -254,6 +262,77 @@ TEST_RUNNERS = (
     ),
 )
 """SandboxFusion's test-runner modes: the program is (or contains) the tests."""
+
+JUNIT_JARS = "/usr/share/java"
+JUNIT_COMPILE_PATH = ":".join(
+    f"{JUNIT_JARS}/{jar}.jar"
+    for jar in ("junit4", "hamcrest-core", "junit-jupiter-api", "apiguardian-api", "opentest4j")
+)
+JUNIT = (
+    Language(
+        "junit",
+        "Main.java",
+        (
+            "java",
+            "-Xmx{memory_mb}m",
+            "-XX:+UseSerialGC",
+            "-jar",
+            f"{JUNIT_JARS}/junit-platform-console-standalone.jar",
+            "--class-path",
+            f"{{box}}:{JUNIT_JARS}/junit4.jar:{JUNIT_JARS}/hamcrest-core.jar:{JAVA_CLASS_PATH}",
+            "--scan-class-path",
+            "{box}",
+            "--disable-banner",
+            "--disable-ansi-colors",
+            "--details=tree",
+            "--fail-if-no-tests",
+        ),
+        compile=(
+            "javac",
+            "-J-Xmx512m",
+            "-J-XX:+UseSerialGC",
+            "-cp",
+            f".:{JUNIT_COMPILE_PATH}:{JAVA_CLASS_PATH}",
+            "-d",
+            ".",
+            "{sources}",
+        ),
+        suffix=".java",
+        main_pattern=r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)",
+        tools=(
+            "/usr/bin/java",
+            "/usr/bin/javac",
+            f"{JUNIT_JARS}/junit-platform-console-standalone.jar",
+            f"{JUNIT_JARS}/junit4.jar",
+        ),
+        package="junit5 junit4",
+        memory_rlimit="none",
+        overhead_mb=256,
+    ),
+    Language(
+        "gtest",
+        "main.cpp",
+        ("{box}/main",),
+        compile=(
+            "g++",
+            "-O2",
+            "-std=c++17",
+            "-o",
+            "main",
+            "{sources}",
+            "-lgtest",
+            "-lgtest_main",
+            "-pthread",
+        ),
+        suffix=".cpp",
+        tools=("/usr/bin/g++", "/usr/include/gtest/gtest.h"),
+        package="libgtest-dev",
+        build_flags=(*_C_FAMILY_FLAGS, _CPP_STANDARDS),
+    ),
+)
+"""JUnit 5's console launcher (Jupiter and JUnit 4 tests, run by scanning the compiled
+classes; the main file is named after the source's public class) and GoogleTest (its
+``main`` linked in unless the program has one)."""
 
 COMPILED = (
     Language(
@@ -483,6 +562,7 @@ LANGUAGES: dict[str, Language] = {
         *SCRIPTED,
         *COMPILED,
         *TEST_RUNNERS,
+        *JUNIT,
     )
 }
 _ALIASES = {alias: lang.name for lang in LANGUAGES.values() for alias in lang.aliases}

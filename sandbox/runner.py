@@ -124,7 +124,7 @@ class Sandbox:
         if lang is None:
             raise ValueError(f"unknown language {program.language!r}")
         _require_valid(program, cases)
-        files = _program_files(program, lang.main)
+        files = _program_files(program, lang.main_for(program.source))
         report = RunReport(backend=self.backend.name, language=lang.name)
         unavailable = self._unavailable(lang)
         if unavailable is None and self.backend.name == "docker" and any(c.fetch for c in cases):
@@ -187,7 +187,9 @@ class Sandbox:
         # two users: the program and its peer do not even share a uid
         identities = [self.identities.acquire(), self.identities.acquire()]
         boxes = [
-            ProgramDir(self.settings.work_root, _program_files(p, lang.main), identity)
+            ProgramDir(
+                self.settings.work_root, _program_files(p, lang.main_for(p.source)), identity
+            )
             for p, lang, identity in zip((program, peer), langs, identities, strict=True)
         ]
         try:
@@ -451,7 +453,8 @@ def _linked_commands(
 
 
 def _run_argv(lang: languages.Language, program: Program, limits: Limits) -> list[str]:
-    return lang.argv(lang.run, list(_program_files(program, lang.main)), limits.memory_mb)
+    files = _program_files(program, lang.main_for(program.source))
+    return lang.argv(lang.run, list(files), limits.memory_mb)
 
 
 def _case_command(

@@ -37,6 +37,9 @@ gdc gdc
 racket racket
 /usr/share/nodejs/typescript/lib/typescript.js node-typescript
 /usr/lib/python3/dist-packages/pytest/__init__.py python3-pytest
+/usr/share/java/junit-platform-console-standalone.jar junit5
+/usr/share/java/junit4.jar junit4
+/usr/include/gtest/gtest.h libgtest-dev
 prlimit util-linux
 useradd passwd
 unshare util-linux

@@ -156,6 +156,8 @@ FUSION_LANGUAGES = {
     "D_ut": "d_unittest",
     "kotlin_script": "kotlin_script",
     "pytest": "pytest",
+    "junit": "junit",
+    "gtest": "gtest",
 }
 # SandboxFusion's other modes, and why they are not offered here.
 FUSION_UNSUPPORTED = {
@@ -165,9 +167,7 @@ FUSION_UNSUPPORTED = {
     "lean": "Lean is not packaged by Debian 12",
     "cuda": "no GPU in the sandbox",
     "python_gpu": "no GPU in the sandbox",
-    "junit": "the JUnit test-runner mode is not implemented yet; use java with assertions",
     "jest": "the Jest test-runner mode is not implemented yet; use nodejs with assert",
-    "gtest": "the GoogleTest mode is not implemented yet; use cpp with assert",
     "react": "the React mode is not implemented",
 }
 

@@ -161,9 +161,23 @@ ROWS = [
         "unittest { assert(1 + 1 == 3); }",
     ),
     Row("kotlin_script", "println(readLine())", None, "kotlin.system.exitProcess(3)", "hello"),
+    Row(
+        "junit",
+        "import org.junit.jupiter.api.Test;\nimport static org.junit.jupiter.api.Assertions.*;\n"
+        "public class AddTest { @Test void adds() { assertEquals(4, 2 + 2); } }",
+        "public class AddTest { void f( }",
+        "import org.junit.Test;\nimport static org.junit.Assert.*;\n"
+        "public class OldTest { @Test public void fails() { assertEquals(5, 2 + 2); } }",
+    ),
+    Row(
+        "gtest",
+        "#include <gtest/gtest.h>\nTEST(Add, Works) { EXPECT_EQ(2 + 2, 4); }",
+        "#include <gtest/gtest.h>\nTEST(Add, Works) { EXPECT_EQ(2 + 2, 4) }",
+        "#include <gtest/gtest.h>\nTEST(Add, Fails) { EXPECT_EQ(2 + 2, 5); }",
+    ),
 ]
 # Test-runner modes print their runner's report, not the program's output.
-RUNNERS = {"pytest", "go_test", "d_unittest"}
+RUNNERS = {"pytest", "go_test", "d_unittest", "junit", "gtest"}
 
 
 def _skip_if_missing(name: str) -> None:
@@ -173,7 +187,7 @@ def _skip_if_missing(name: str) -> None:
     require(not missing, f"{name} toolchain absent on this host: {', '.join(missing)}")
 
 
-JVM = {"java", "scala", "kotlin", "kotlin_script"}
+JVM = {"java", "scala", "kotlin", "kotlin_script", "junit"}
 
 
 def _limits(language: str) -> Limits:
@@ -267,3 +281,12 @@ def test_the_starting_process_address_space_cap_is_not_inherited(backend: str) -
         check=False,
     )
     assert done.stdout.strip() == "ok", done.stdout + done.stderr
+
+
+def test_junit_finds_no_tests_is_a_failure(bwrap_sandbox: Sandbox) -> None:
+    """A class with no test is not a pass (the launcher's --fail-if-no-tests)."""
+    source = "public class Nothing { public static int x = 1; }"
+    report = bwrap_sandbox.run(Program(language="junit", source=source), [Case()], _limits("junit"))
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert case.status is CaseStatus.RUNTIME_ERROR, case

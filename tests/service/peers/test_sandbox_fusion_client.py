@@ -163,3 +163,26 @@ def test_run_jupyter_fetches_files(endpoint: str) -> None:
     )
     answer = sf.run_jupyter(request, endpoint=endpoint, max_attempts=1)
     assert answer.files == {"n.txt": base64.b64encode(b"cell").decode()}, answer
+
+
+@pytest.mark.parametrize(
+    ("language", "code", "status"),
+    [
+        (
+            "junit",
+            "import org.junit.jupiter.api.Test;\n"
+            "import static org.junit.jupiter.api.Assertions.*;\n"
+            "public class SumTest { @Test void sums() { assertEquals(3, 1 + 2); } }",
+            sf.RunStatus.Success,
+        ),
+        (
+            "gtest",
+            "#include <gtest/gtest.h>\nTEST(Sum, Wrong) { EXPECT_EQ(1 + 2, 4); }",
+            sf.RunStatus.Failed,
+        ),
+        ("pytest", "def test_sum():\n    assert 1 + 2 == 3\n", sf.RunStatus.Success),
+    ],
+)
+def test_test_runner_modes(endpoint: str, language: str, code: str, status: sf.RunStatus) -> None:
+    answer = run(endpoint, code=code, language=language, run_timeout=20)
+    assert answer.status == status, answer
