@@ -42,8 +42,9 @@ _HELLO = {
     "d_unittest": "unittest { assert(true); }",
     "junit": "import org.junit.jupiter.api.Test;\npublic class OkTest { @Test void ok() {} }",
     "gtest": "#include <gtest/gtest.h>\nTEST(Ok, Ok) { EXPECT_TRUE(true); }",
+    "jest": 'test("ok", () => { expect(1).toBe(1); });',
 }
-_RUNNERS = frozenset({"pytest", "go_test", "d_unittest", "junit", "gtest"})
+_RUNNERS = frozenset({"pytest", "go_test", "d_unittest", "junit", "gtest", "jest"})
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def _check_identity(settings: SandboxSettings, euid: int) -> Check:
 
 def _check_language(sandbox: Sandbox, lang: languages.Language, smoke: bool) -> Check:
     component = f"language {lang.name}"
-    missing = languages.missing_tools(lang)
+    missing = languages.missing_tools(lang, runtime=sandbox.settings.runtime_dir)
     if missing:
         return Check(component, False, "missing: " + ", ".join(missing))
     if not smoke:

@@ -28,6 +28,7 @@ the source of the ``memory_limit`` status; rlimits are the backstop.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -68,6 +69,9 @@ class Language:
     aliases: tuple[str, ...] = ()
     package: str = ""
     """The Debian package(s) that provide ``tools`` (named when they are missing)."""
+    runtime_tools: tuple[str, ...] = ()
+    """Paths the language needs inside the runtime directory (`SandboxSettings.runtime_dir`,
+    seen at `RUNTIME_MOUNT`): packages ``scripts/build-runtime.sh`` installs."""
     main_pattern: str | None = None
     """A regex whose first group, found in the source, names the main file (Java's public
     class must live in ``<Class>.java``); unset or not found: `main`."""
@@ -330,6 +334,31 @@ JUNIT = (
         build_flags=(*_C_FAMILY_FLAGS, _CPP_STANDARDS),
     ),
 )
+JEST_CONFIG = json.dumps(
+    {"rootDir": "{box}", "testMatch": ["**/*.test.js"], "cache": False, "watchman": False}
+)
+JEST = Language(
+    "jest",
+    "main.test.js",
+    (
+        "node",
+        "--max-old-space-size={memory_mb}",
+        f"{RUNTIME_MOUNT}/node/node_modules/jest/bin/jest.js",
+        "--config",
+        JEST_CONFIG,
+        "--ci",
+        "--colors=false",
+        "--runInBand",
+    ),
+    suffix=".js",
+    tools=("/usr/bin/node",),
+    runtime_tools=("node/node_modules/jest/bin/jest.js",),
+    package="nodejs",
+    env=NODE_ENV,
+    memory_rlimit="none",
+    overhead_mb=256,
+)
+"""Jest, from the runtime (``scripts/runtime/node.txt``): the program is a test file."""
 """JUnit 5's console launcher (Jupiter and JUnit 4 tests, run by scanning the compiled
 classes; the main file is named after the source's public class) and GoogleTest (its
 ``main`` linked in unless the program has one)."""
@@ -563,6 +592,7 @@ LANGUAGES: dict[str, Language] = {
         *COMPILED,
         *TEST_RUNNERS,
         *JUNIT,
+        JEST,
     )
 }
 _ALIASES = {alias: lang.name for lang in LANGUAGES.values() for alias in lang.aliases}
@@ -617,10 +647,17 @@ def readable_by_all(root: Path) -> bool:
     )
 
 
-def missing_tools(lang: Language, shared: bool = False) -> list[str]:
+def missing_tools(lang: Language, shared: bool = False, runtime: Path | None = None) -> list[str]:
     """Host tools the language needs but that are absent (empty when it is usable);
-    ``shared``: as for `rust_sysroot`."""
+    ``shared``: as for `rust_sysroot`; ``runtime``: the runtime directory, if any."""
     missing: list[str] = []
+    for tool in lang.runtime_tools:
+        if runtime is None or not (runtime / tool).exists():
+            where = "no runtime configured" if runtime is None else f"not in {runtime}"
+            missing.append(
+                f"{tool} ({where}: build it with scripts/build-runtime.sh and set "
+                "REFEREE_SANDBOX_RUNTIME_DIR)"
+            )
     for tool in lang.tools:
         if tool == "rustc":
             if rust_sysroot(shared) is None:

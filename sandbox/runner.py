@@ -110,7 +110,9 @@ class Sandbox:
         problem = self.problem()
         if problem is not None:
             return problem
-        missing = languages.missing_tools(lang, shared=self.identities.active)
+        missing = languages.missing_tools(
+            lang, shared=self.identities.active, runtime=self.settings.runtime_dir
+        )
         if missing:
             return f"{lang.name} toolchain missing on this host: {', '.join(missing)}"
         return None

@@ -158,6 +158,7 @@ FUSION_LANGUAGES = {
     "pytest": "pytest",
     "junit": "junit",
     "gtest": "gtest",
+    "jest": "jest",
 }
 # SandboxFusion's other modes, and why they are not offered here.
 FUSION_UNSUPPORTED = {
@@ -167,7 +168,6 @@ FUSION_UNSUPPORTED = {
     "lean": "Lean is not packaged by Debian 12",
     "cuda": "no GPU in the sandbox",
     "python_gpu": "no GPU in the sandbox",
-    "jest": "the Jest test-runner mode is not implemented yet; use nodejs with assert",
     "react": "the React mode is not implemented",
 }
 

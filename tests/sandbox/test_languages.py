@@ -3,9 +3,12 @@ step), and a runtime error. A language whose toolchain is absent is skipped, wit
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +19,7 @@ from referee.sandbox import (
     Limits,
     Program,
     Sandbox,
+    SandboxSettings,
     SandboxStatus,
     languages,
 )
@@ -175,19 +179,53 @@ ROWS = [
         "#include <gtest/gtest.h>\nTEST(Add, Works) { EXPECT_EQ(2 + 2, 4) }",
         "#include <gtest/gtest.h>\nTEST(Add, Fails) { EXPECT_EQ(2 + 2, 5); }",
     ),
+    Row(
+        "jest",
+        'test("adds", () => { expect(2 + 2).toBe(4); });',
+        None,
+        'test("fails", () => { expect(2 + 2).toBe(5); });',
+    ),
 ]
 # Test-runner modes print their runner's report, not the program's output.
-RUNNERS = {"pytest", "go_test", "d_unittest", "junit", "gtest"}
+RUNNERS = {"pytest", "go_test", "d_unittest", "junit", "gtest", "jest"}
+
+
+RUNTIME = Path(os.environ.get("REFEREE_TEST_RUNTIME_DIR", "/opt/referee/runtime"))
+"""The runtime scripts/test.sh builds: jest comes from it."""
+
+
+@pytest.fixture(scope="module")
+def runtime_sandbox() -> Iterator[Sandbox]:
+    settings = SandboxSettings(
+        backend="bwrap", python_fast_path=False, limits=FAST, runtime_dir=RUNTIME
+    )
+    with Sandbox(settings) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def sandbox_for(request: pytest.FixtureRequest, bwrap_sandbox: Sandbox) -> Callable[[str], Sandbox]:
+    """The sandbox a language runs in: with the runtime when it needs it."""
+
+    def pick(name: str) -> Sandbox:
+        lang = languages.find(name)
+        assert lang is not None
+        if lang.runtime_tools:
+            sandbox: Sandbox = request.getfixturevalue("runtime_sandbox")
+            return sandbox
+        return bwrap_sandbox
+
+    return pick
 
 
 def _skip_if_missing(name: str) -> None:
     lang = languages.find(name)
     assert lang is not None
-    missing = languages.missing_tools(lang)
+    missing = languages.missing_tools(lang, runtime=RUNTIME if lang.runtime_tools else None)
     require(not missing, f"{name} toolchain absent on this host: {', '.join(missing)}")
 
 
-JVM = {"java", "scala", "kotlin", "kotlin_script", "junit"}
+JVM = {"java", "scala", "kotlin", "kotlin_script", "junit", "jest"}
 
 
 def _limits(language: str) -> Limits:
@@ -203,9 +241,9 @@ def test_the_table_covers_every_language() -> None:
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.language)
-def test_hello_world(bwrap_sandbox: Sandbox, row: Row) -> None:
+def test_hello_world(sandbox_for: Callable[[str], Sandbox], row: Row) -> None:
     _skip_if_missing(row.language)
-    report = bwrap_sandbox.run(
+    report = sandbox_for(row.language).run(
         Program(language=row.language, source=row.hello),
         [Case(stdin=row.stdin)],
         _limits(row.language),
@@ -220,10 +258,11 @@ def test_hello_world(bwrap_sandbox: Sandbox, row: Row) -> None:
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.broken], ids=lambda r: r.language)
-def test_compile_error(bwrap_sandbox: Sandbox, row: Row) -> None:
+def test_compile_error(sandbox_for: Callable[[str], Sandbox], row: Row) -> None:
     _skip_if_missing(row.language)
     assert row.broken is not None
-    report = bwrap_sandbox.run(Program(language=row.language, source=row.broken), [Case()])
+    program = Program(language=row.language, source=row.broken)
+    report = sandbox_for(row.language).run(program, [Case()])
     assert report.sandbox_status is SandboxStatus.OK, report.message
     assert report.compile is not None
     assert report.compile.status is CompileStatus.ERROR
@@ -232,9 +271,9 @@ def test_compile_error(bwrap_sandbox: Sandbox, row: Row) -> None:
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.language)
-def test_runtime_error(bwrap_sandbox: Sandbox, row: Row) -> None:
+def test_runtime_error(sandbox_for: Callable[[str], Sandbox], row: Row) -> None:
     _skip_if_missing(row.language)
-    report = bwrap_sandbox.run(
+    report = sandbox_for(row.language).run(
         Program(language=row.language, source=row.crash),
         [Case(stdin=row.stdin)],
         _limits(row.language),
@@ -250,6 +289,15 @@ def test_a_missing_toolchain_names_the_package_to_install() -> None:
         "x", "m.x", ("/nonexistent/x",), tools=("/nonexistent/x",), package="x-lang"
     )
     assert languages.missing_tools(lang) == ["/nonexistent/x (apt-get install x-lang)"]
+
+
+def test_a_language_from_the_runtime_without_one_names_the_setting() -> None:
+    [jest] = [lang for lang in languages.LANGUAGES.values() if lang.name == "jest"]
+    assert "REFEREE_SANDBOX_RUNTIME_DIR" in languages.missing_tools(jest)[0]
+    with Sandbox(SandboxSettings(backend="bwrap", limits=FAST)) as sandbox:
+        report = sandbox.run(Program(language="jest", source="test('x', () => {});"), [Case()])
+    assert report.sandbox_status is SandboxStatus.UNAVAILABLE
+    assert "build-runtime.sh" in report.message
 
 
 def test_every_language_names_its_debian_package() -> None:

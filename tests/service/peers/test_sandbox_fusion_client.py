@@ -181,6 +181,8 @@ def test_run_jupyter_fetches_files(endpoint: str) -> None:
             sf.RunStatus.Failed,
         ),
         ("pytest", "def test_sum():\n    assert 1 + 2 == 3\n", sf.RunStatus.Success),
+        ("jest", 'test("sum", () => { expect(1 + 2).toBe(3); });', sf.RunStatus.Success),
+        ("jest", 'test("sum", () => { expect(1 + 2).toBe(4); });', sf.RunStatus.Failed),
     ],
 )
 def test_test_runner_modes(endpoint: str, language: str, code: str, status: sf.RunStatus) -> None:
