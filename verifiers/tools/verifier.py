@@ -20,6 +20,7 @@ it).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -108,8 +109,11 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         "syntax) against gold calls, with the BFCL AST checker's semantics."
     )
 
+    def __init__(self) -> None:
+        self._references = _ReferenceCache(REFERENCE_CACHE)
+
     def check(self, item: Item, params: ToolCallParams) -> Outcome:
-        reference = _reference(item.reference)
+        reference = self._references.get(item.reference)
         golds = reference.golds()
         try:
             calls = parse_calls(item.response, params.format) or []
@@ -127,29 +131,44 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         return _graded(calls, golds, reference.descriptions(), params, details, unreadable)
 
 
-def _reference(raw: object) -> ToolReference:
-    """The validated reference. The samples of a group share one (the same prompt's
-    tools and gold), so validated references are kept by their JSON text."""
-    try:
-        key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
-    except TypeError:
-        key = None
-    if key is not None and key in _REFERENCES:
-        return _REFERENCES[key]
-    try:
-        reference = ToolReference.model_validate(raw)
-    except ValidationError as exc:
-        message = describe_validation_error(exc, "reference")
-        raise ItemInvalid("invalid_reference", message) from None
-    if key is not None:
-        if len(_REFERENCES) >= REFERENCE_CACHE:
-            _REFERENCES.pop(next(iter(_REFERENCES)))  # the oldest
-        _REFERENCES[key] = reference
-    return reference
+class _ReferenceCache:
+    """Validated references by their JSON text: the samples of a group share one (the
+    same prompt's tools and gold), and validating it is a third of an item's cost.
+    Oldest out first; thread-safe."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._kept: dict[bytes, ToolReference] = {}
+        self._lock = threading.Lock()
+
+    def get(self, raw: object) -> ToolReference:
+        try:
+            key: bytes | None = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            key = None
+        if key is not None:
+            with self._lock:
+                found = self._kept.get(key)
+            if found is not None:
+                return found
+        reference = _validated(raw)
+        if key is not None:
+            with self._lock:
+                if len(self._kept) >= self.size:
+                    self._kept.pop(next(iter(self._kept)))
+                self._kept[key] = reference
+        return reference
 
 
 REFERENCE_CACHE = 1024
-_REFERENCES: dict[bytes, ToolReference] = {}
+
+
+def _validated(raw: object) -> ToolReference:
+    try:
+        return ToolReference.model_validate(raw)
+    except ValidationError as exc:
+        message = describe_validation_error(exc, "reference")
+        raise ItemInvalid("invalid_reference", message) from None
 
 
 def _dotted(calls: list[Call], golds: list[Gold]) -> list[Call]:
