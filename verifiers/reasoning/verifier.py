@@ -162,11 +162,11 @@ def _version() -> str:
 
 
 def _extracted(text: str) -> str | None:
-    start = text.rfind("<answer>")
-    if start < 0:
-        return None
-    end = text.find("</answer>", start)
-    return text[start + len("<answer>") : end if end >= 0 else None].strip()
+    """The last complete ``<answer>...</answer>`` (as reasoning-gym extracts it); an
+    unclosed tag is no answer (a cut-off response declared nothing)."""
+    end = text.rfind("</answer>")
+    start = text.rfind("<answer>", 0, end) if end >= 0 else -1
+    return text[start + len("<answer>") : end].strip() if start >= 0 else None
 
 
 @functools.cache

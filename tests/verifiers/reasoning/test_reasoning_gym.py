@@ -203,6 +203,8 @@ def test_no_dataset_we_run_evaluates_the_answer(dataset: str) -> None:
     [
         ("work\n<answer>True</answer>", "answer_tag", 1.0),
         ("work\nTrue", "answer_tag", 0.0),
+        ("work\n<answer>True", "answer_tag", 0.0),  # cut off: declared nothing
+        ("<answer>False</answer> then <answer>True</answer>", "answer_tag", 1.0),
         ("work\nTrue\n\n", "final_line", 1.0),
         ("True", "none", 1.0),
         ("I think True", "none", 0.0),
