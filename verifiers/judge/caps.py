@@ -12,6 +12,7 @@ from referee.verifiers.base import ItemInvalid
 from referee.verifiers.judge.allowance import BUDGET
 from referee.verifiers.judge.params import CALLER_MESSAGES, JudgeParams
 from referee.verifiers.judge.profiles import JudgeProfile
+from referee.verifiers.judge.prompts import Messages
 from referee.verifiers.judge.rubric import Rubric, split
 
 
@@ -45,6 +46,27 @@ def require_within_caps(params: JudgeParams, rubric: Rubric, profile: JudgeProfi
             f"params: this item may cost {calls} judge calls (questions times 1 + "
             f"max_reasks); profile {name!r} allows {profile.max_calls_per_item} per item",
         )
+
+
+def require_allowed_content(messages: Messages | None, profile: JudgeProfile, name: str) -> None:
+    """Raise `ItemInvalid` for an image part fetched by URL (not ``data:``) when the
+    profile does not allow remote images (`JudgeProfile.allow_remote_images`)."""
+    if messages is None or profile.allow_remote_images:
+        return
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            url = (
+                str(part.get("image_url", {}).get("url", ""))
+                if part.get("type") == "image_url"
+                else ""
+            )
+            if url and not url.startswith("data:"):
+                raise ItemInvalid(
+                    BUDGET,
+                    f"reference.messages.{index}.content: an image by URL; profile {name!r} takes "
+                    "inline data: images only (the operator allows URLs with allow_remote_images)",
+                )
 
 
 def questions(params: JudgeParams, rubric: Rubric) -> int:

@@ -79,6 +79,10 @@ class JudgeProfile(BaseModel):
     allow_messages_mode: bool = False
     """Messages mode (and OpenAI model graders) send the client's own conversation: a
     general chat proxy on this endpoint's key. Off unless the operator allows it."""
+    allow_remote_images: bool = False
+    """Let caller-written messages carry image parts by ``http(s)`` URL, which an endpoint
+    that fetches them (vLLM, OpenAI) would fetch from wherever the caller points, inside
+    the operator's network too. Off: images must be inline ``data:`` URLs."""
 
     @field_validator("base_url")
     @classmethod

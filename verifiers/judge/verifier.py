@@ -39,7 +39,7 @@ from referee.verifiers.base import (
 )
 from referee.verifiers.judge.allowance import Allowance
 from referee.verifiers.judge.cache import ReplyCache
-from referee.verifiers.judge.caps import require_within_caps
+from referee.verifiers.judge.caps import require_allowed_content, require_within_caps
 from referee.verifiers.judge.dialogue import Answer, Session
 from referee.verifiers.judge.embedding import grade_embedding
 from referee.verifiers.judge.grading import (
@@ -185,6 +185,7 @@ class JudgeVerifier:
             return Result.failed(Status.INVALID, "invalid_group", message)
         try:
             require_within_caps(params, rubric, profile)
+            require_allowed_content(messages, profile, params.profile)
         except ItemInvalid as exc:
             return Result.failed(Status.INVALID, exc.code, exc.message)
         # Caller-written modes read the sampled answer: a caller's range has no token scale.

@@ -121,3 +121,41 @@ async def test_embedding_reference_must_be_text(make_judge: MakeJudge) -> None:
     [result] = await make_judge().ascore([embedding_item({"not": "text"})])
     assert result.status == Status.INVALID
     assert result.error is not None and "reference" in result.error.message
+
+
+IMAGE_MESSAGES = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Is this a cat? Answer 0 or 1."},
+            {"type": "image_url", "image_url": {"url": "http://10.0.0.1/internal/admin.png"}},
+        ],
+    }
+]
+
+
+async def test_an_image_by_url_needs_the_operators_consent(
+    endpoint: JudgeEndpoint, make_judge: MakeJudge
+) -> None:
+    """An endpoint that fetches image URLs (vLLM, OpenAI) would fetch whatever a client
+    names, the operator's own network included: URLs only when the profile allows them."""
+    endpoint.script = lambda _: completion("1")
+    item = Item(
+        verifier="judge",
+        response="x",
+        reference={"messages": IMAGE_MESSAGES},
+        params={"mode": "messages", "score_range": [0, 1]},
+    )
+    [refused] = await make_judge(allow_messages_mode=True).ascore([item])
+    assert refused.status == Status.INVALID
+    assert refused.error is not None and "allow_remote_images" in refused.error.message
+    assert endpoint.requests == []
+    allowed = make_judge(allow_messages_mode=True, allow_remote_images=True)
+    [result] = await allowed.ascore([item])
+    assert result.status == Status.OK and result.reward == 1.0
+    inline = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    data_item = item.model_copy(
+        update={"reference": {"messages": [{"role": "user", "content": [inline]}]}}
+    )
+    [by_data] = await make_judge(allow_messages_mode=True).ascore([data_item])
+    assert by_data.status == Status.OK
