@@ -94,14 +94,15 @@ class Language:
         return None
 
     def argv(self, template: tuple[str, ...], files: list[str], memory_mb: int) -> list[str]:
-        """Fill a template. ``files`` are the program's file names (main first)."""
+        """Fill a template. ``files`` are the program's file names, main first (`main_for`:
+        ``{main}`` is that one)."""
         out: list[str] = []
         for part in template:
             if part == "{sources}":
                 out.extend(f for f in files if f.endswith(self.suffix))
             else:
                 # replace, not str.format: a template may hold a script with braces
-                out.append(part.replace("{main}", self.main).replace("{memory_mb}", str(memory_mb)))
+                out.append(part.replace("{main}", files[0]).replace("{memory_mb}", str(memory_mb)))
         return out
 
 

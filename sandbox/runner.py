@@ -129,8 +129,10 @@ class Sandbox:
         files = _program_files(program, lang.main_for(program.source))
         report = RunReport(backend=self.backend.name, language=lang.name)
         unavailable = self._unavailable(lang)
-        if unavailable is None and self.backend.name == "docker" and any(c.fetch for c in cases):
-            unavailable = "fetching files back needs the bwrap or process backend, not docker"
+        if unavailable is None and not self.backend.fetches and any(c.fetch for c in cases):
+            unavailable = (
+                f"fetching files back needs the bwrap or process backend, not {self.backend.name}"
+            )
         if unavailable is not None:
             report.sandbox_status = SandboxStatus.UNAVAILABLE
             report.message = unavailable

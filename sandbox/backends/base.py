@@ -93,6 +93,8 @@ class Backend(Protocol):
     isolating: bool
     links: bool
     """Whether it can run two programs linked by a channel (`Sandbox.run_linked`)."""
+    fetches: bool
+    """Whether it can read a case's files back after the program (`Command.fetch`)."""
 
     def problem(self) -> str | None:
         """Why this backend cannot run on this host, or None when it can. May do I/O."""

@@ -123,6 +123,7 @@ class BwrapBackend:
     name = "bwrap"
     isolating = True
     links = True
+    fetches = True
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings

@@ -36,6 +36,7 @@ class DockerBackend:
     name = "docker"
     isolating = True
     links = False
+    fetches = False
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings

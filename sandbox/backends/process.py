@@ -31,6 +31,7 @@ class ProcessBackend:
     name = "process"
     isolating = False
     links = True
+    fetches = True
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings
