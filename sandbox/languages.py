@@ -48,6 +48,13 @@ missing path on them is harmless)."""
 PYTHON_ENV = {"PYTHONPATH": f"{RUNTIME_MOUNT}/python"}
 NODE_ENV = {"NODE_PATH": f"{RUNTIME_MOUNT}/node/node_modules"}
 JAVA_CLASS_PATH = f"{RUNTIME_MOUNT}/java/*"
+GO_ENV = {
+    "GOCACHE": "/work/.gocache",
+    "GOPATH": "/work/go",
+    "CGO_ENABLED": "0",
+    "GOFLAGS": "-mod=mod",
+    "GO111MODULE": "off",
+}
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,9 @@ class Language:
     runtime_tools: tuple[str, ...] = ()
     """Paths the language needs inside the runtime directory (`SandboxSettings.runtime_dir`,
     seen at `RUNTIME_MOUNT`): packages ``scripts/build-runtime.sh`` installs."""
+    runs_tests: bool = False
+    """A test-runner mode: the program is (or holds) tests, the output is the runner's
+    report, and passing means the runner exited 0."""
     main_pattern: str | None = None
     """A regex whose first group, found in the source, names the main file (Java's public
     class must live in ``<Class>.java``); unset or not found: `main`."""
@@ -223,6 +233,7 @@ TEST_RUNNERS = (
             "{box}/{main}",
         ),
         suffix=".py",
+        runs_tests=True,
         tools=("/usr/bin/python3", "/usr/lib/python3/dist-packages/pytest/__init__.py"),
         package="python3-pytest",
         env=PYTHON_ENV,
@@ -233,16 +244,11 @@ TEST_RUNNERS = (
         ("{box}/main.test", "-test.v"),
         compile=("go", "test", "-c", "-o", "main.test", "{sources}"),
         suffix=".go",
+        runs_tests=True,
         tools=("/usr/bin/go",),
         package="golang-go",
         memory_rlimit="data",
-        env={
-            "GOCACHE": "/work/.gocache",
-            "GOPATH": "/work/go",
-            "CGO_ENABLED": "0",
-            "GOFLAGS": "-mod=mod",
-            "GO111MODULE": "off",
-        },
+        env=GO_ENV,
     ),
     Language(
         "d_unittest",
@@ -250,6 +256,7 @@ TEST_RUNNERS = (
         ("{box}/main",),
         compile=("/usr/bin/gdc", "-funittest", "-fmain", "-o", "main", "{sources}"),
         suffix=".d",
+        runs_tests=True,
         tools=("/usr/bin/gdc",),
         package="gdc",
         memory_rlimit="data",
@@ -303,6 +310,7 @@ JUNIT = (
             "{sources}",
         ),
         suffix=".java",
+        runs_tests=True,
         main_pattern=r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)",
         tools=(
             "/usr/bin/java",
@@ -330,6 +338,7 @@ JUNIT = (
             "-pthread",
         ),
         suffix=".cpp",
+        runs_tests=True,
         tools=("/usr/bin/g++", "/usr/include/gtest/gtest.h"),
         package="libgtest-dev",
         build_flags=(*_C_FAMILY_FLAGS, _CPP_STANDARDS),
@@ -352,6 +361,7 @@ JEST = Language(
         "--runInBand",
     ),
     suffix=".js",
+    runs_tests=True,
     tools=("/usr/bin/node",),
     runtime_tools=("node/node_modules/jest/bin/jest.js",),
     package="nodejs",
@@ -529,13 +539,7 @@ LANGUAGES: dict[str, Language] = {
             package="golang-go",
             aliases=("golang",),
             memory_rlimit="data",
-            env={
-                "GOCACHE": "/work/.gocache",
-                "GOPATH": "/work/go",
-                "CGO_ENABLED": "0",
-                "GOFLAGS": "-mod=mod",
-                "GO111MODULE": "off",
-            },
+            env=GO_ENV,
         ),
         Language(
             "rust",

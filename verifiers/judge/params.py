@@ -176,17 +176,26 @@ class JudgeParams(Params):
             raise field_error("JudgeParams", "samples", message, self.samples)
         if not self.labels:
             raise field_error("JudgeParams", "labels", "labels mode needs labels", self.labels)
-        folded = [label.strip().lower() for label in self.labels]
-        if len(set(folded)) < len(folded) or not all(folded):
-            message = "labels must be distinct and non-empty (case-insensitively)"
-            raise field_error("JudgeParams", "labels", message, self.labels)
         if not self.passing_labels:
             message = "labels mode needs passing_labels"
             raise field_error("JudgeParams", "passing_labels", message, self.passing_labels)
-        unknown = [label for label in self.passing_labels if label not in self.labels]
-        if unknown:
-            message = f"not among labels: {', '.join(map(repr, unknown))}"
-            raise field_error("JudgeParams", "passing_labels", message, self.passing_labels)
+        problem = label_problem(self.labels, self.passing_labels)
+        if problem is not None:
+            field, message = problem
+            raise field_error("JudgeParams", field, message, getattr(self, field))
+
+
+def label_problem(labels: list[str], passing: list[str]) -> tuple[str, str] | None:
+    """What is wrong with a label set, as (field, message), or None: labels must be
+    distinct and non-empty (case-insensitively: replies are read so), and the passing
+    ones among them. Shared with OpenAI's ``label_model`` grader schema."""
+    folded = [label.strip().lower() for label in labels]
+    if len(set(folded)) < len(folded) or not all(folded):
+        return "labels", "labels must be distinct and non-empty (case-insensitively)"
+    unknown = [label for label in passing if label not in labels]
+    if unknown:
+        return "passing_labels", f"not among labels: {', '.join(map(repr, unknown))}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from referee.verifiers.judge.params import label_problem
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.rules.formula import FormulaError, parse
 
@@ -173,15 +174,11 @@ class LabelModel(_Grader):
     sampling_params: SamplingParams | None = None
 
     @model_validator(mode="after")
-    def _passing_are_labels(self) -> LabelModel:
-        unknown = [label for label in self.passing_labels if label not in self.labels]
-        if unknown:
-            message = f"not among labels: {', '.join(map(repr, unknown))}"
-            raise field_error("LabelModel", "passing_labels", message, self.passing_labels)
-        folded = [label.strip().lower() for label in self.labels]
-        if len(set(folded)) < len(folded) or not all(folded):
-            message = "labels must be distinct and non-empty (case-insensitively)"
-            raise field_error("LabelModel", "labels", message, self.labels)
+    def _labels_usable(self) -> LabelModel:
+        problem = label_problem(self.labels, self.passing_labels)
+        if problem is not None:
+            field, message = problem
+            raise field_error("LabelModel", field, message, getattr(self, field))
         return self
 
 
