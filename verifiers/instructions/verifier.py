@@ -64,7 +64,7 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
     def check(self, item: Item, params: InstructionsParams) -> Outcome:
         constraints = _constraints(item)
         text = item.response_text()
-        variants = _loose_variants(text) if params.mode == "loose" else [text]
+        variants = loose_variants(text) if params.mode == "loose" else [text]
         components: dict[str, float] = {}
         for key, (check, kwargs) in constraints.items():
             try:
@@ -123,7 +123,7 @@ def _numbered(instruction: str, found: dict[str, Any]) -> str:
     return f"{instruction}#{number}"
 
 
-def _loose_variants(text: str) -> list[str]:
+def loose_variants(text: str) -> list[str]:
     """IFEval's loose variants: as is, without its first and/or last line, each also
     without ``*``."""
     lines = text.split("\n")

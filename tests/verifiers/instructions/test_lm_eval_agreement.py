@@ -10,7 +10,7 @@ import pytest
 
 from referee.verifiers.instructions import InstructionsVerifier
 from referee.verifiers.instructions.text import language_of
-from referee.verifiers.instructions.verifier import _loose_variants
+from referee.verifiers.instructions.verifier import loose_variants
 from referee.verifiers.types import Item
 from tests.verifiers.instructions.lm_eval_ifeval import (
     NEEDS_PUNKT,
@@ -123,7 +123,7 @@ def undetectable(text: str, mode: str) -> bool:
     """Where we differ on purpose (the module docstring of
     verifiers.instructions.constraints): IFEval passes a language check on a text, or in
     loose mode on any variant of it, whose language cannot be detected (no letters)."""
-    variants = _loose_variants(text) if mode == "loose" else [text]
+    variants = loose_variants(text) if mode == "loose" else [text]
     return any(v.strip() and language_of(v) is None for v in variants)
 
 

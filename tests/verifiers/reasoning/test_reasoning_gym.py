@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import reasoning_gym  # the `reasoning` extra: scripts/test.sh installs it; missing is a failure
+from reasoning_gym.factory import DATASETS
 
 from referee.verifiers import Status
 from referee.verifiers.reasoning import ReasoningGymVerifier
 from referee.verifiers.reasoning.verifier import EVALUATES_ANSWERS, REPLACED
 from referee.verifiers.types import Item
-
-reasoning_gym = pytest.importorskip("reasoning_gym")
-from reasoning_gym.factory import DATASETS  # noqa: E402
 
 UNGENERATED = {"composite"}  # needs a config of other datasets
 VERIFIER = ReasoningGymVerifier()
