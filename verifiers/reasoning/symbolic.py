@@ -42,6 +42,11 @@ def parse_math(text: str, symbols: Mapping[str, sympy.Symbol]) -> sympy.Expr:
     expr = parser.sum(0)
     if parser.position != len(parser.tokens):
         raise SymbolicError(f"unexpected {parser.tokens[parser.position][1]!r}")
+    # sympy folds (a**100)**100 and a**100 * a**100 into one power: check what it built,
+    # so that no degree above the bound reaches diff and simplify
+    for power in expr.atoms(sympy.Pow):
+        if power.exp.is_number and (not power.exp.is_finite or abs(power.exp) > MAX_EXPONENT):
+            raise SymbolicError(f"an exponent above {MAX_EXPONENT}")
     return expr
 
 

@@ -86,6 +86,8 @@ HACKS: list[tuple[str, str]] = [
     ("polynomial_multiplication", "__import__('os').system('touch /tmp/referee-pwned')"),
     ("simple_integration", "__import__('os').system('touch /tmp/referee-pwned')"),
     ("simple_integration", "x**10**10"),
+    ("simple_integration", "((x + 1)**100)**100"),  # folded by sympy into one huge power
+    ("polynomial_multiplication", "(x + 1)**90 * (x + 1)**90"),
     ("intermediate_integration", "C"),
     ("binary_matrix", "[[1, 0], [0, 1]]"),
     ("n_queens", "__import__('os').system('touch /tmp/referee-pwned')"),
