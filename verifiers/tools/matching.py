@@ -48,9 +48,21 @@ NESTED = frozenset({"array", "tuple"})
 _STANDARD = re.compile(r"[ ,./\-_*^]")
 
 
-@functools.lru_cache(maxsize=65536)
 def standardized(text: str) -> str:
-    """BFCL's string normal form: no spaces or ``,./-_*^``, lower case, ``'`` as ``"``."""
+    """BFCL's string normal form: no spaces or ``,./-_*^``, lower case, ``'`` as ``"``.
+    Short strings (gold values, mostly) are cached; a long one is not kept in memory."""
+    return _standardized(text) if len(text) <= CACHED_CHARS else _normal_form(text)
+
+
+CACHED_CHARS = 256
+
+
+@functools.lru_cache(maxsize=16384)
+def _standardized(text: str) -> str:
+    return _normal_form(text)
+
+
+def _normal_form(text: str) -> str:
     return _STANDARD.sub("", text).lower().replace("'", '"')
 
 

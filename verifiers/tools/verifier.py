@@ -146,6 +146,8 @@ class _ReferenceCache:
             key: bytes | None = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
         except TypeError:
             key = None
+        if key is not None and len(key) > CACHED_REFERENCE_BYTES:
+            key = None  # a client's huge tool list is validated each time, never kept
         if key is not None:
             with self._lock:
                 found = self._kept.get(key)
@@ -161,6 +163,8 @@ class _ReferenceCache:
 
 
 REFERENCE_CACHE = 1024
+CACHED_REFERENCE_BYTES = 64 << 10
+"""At most 1024 references of 64 KiB each are kept (64 MiB per worker, at worst)."""
 
 
 def _validated(raw: object) -> ToolReference:

@@ -279,3 +279,20 @@ def test_one_answer_is_never_right_for_two_golds(first: str, second: str) -> Non
 def test_the_response_text_of_a_conversation_is_read_when_it_has_no_tool_calls() -> None:
     response = [Message(role="assistant", content="weather.get(city='Paris', days=3)")]
     assert score(response).reward == 1.0
+
+
+def test_memory_kept_between_items_is_bounded() -> None:
+    """What a client could make a worker keep: long strings and huge references are
+    used, not cached (the caches hold short gold strings and ordinary tool lists)."""
+    from referee.verifiers.tools import matching
+
+    before = matching._standardized.cache_info().currsize
+    matching.standardized("x" * 10_000)
+    assert matching._standardized.cache_info().currsize == before
+    verifier = ToolCallVerifier()
+    huge = {**GOLD, "functions": [{**WEATHER, "description": "d" * 100_000}]}
+    [result] = verifier.score([Item(verifier="tool_call", response="f()", reference=huge)])
+    assert result.status == Status.OK
+    assert verifier._references._kept == {}
+    verifier.score([Item(verifier="tool_call", response="f()", reference=GOLD)])
+    assert len(verifier._references._kept) == 1
