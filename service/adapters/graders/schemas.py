@@ -133,18 +133,23 @@ class SamplingParams(BaseModel):
         return {name: value for name, value in wanted.items() if value is not None}
 
 
-class ScoreModel(_Grader):
-    """OpenAI's ``score_model`` grader. ``pass_threshold`` is accepted and checked to lie
-    in ``range`` but does not change the reward (OpenAI reports the raw score too)."""
+class _ModelGrader(_Grader):
+    """What OpenAI's model graders share: the model, its input messages, its sampling."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    type: Literal["score_model"]
     model: str = Field(min_length=1, max_length=256)
     input: list[ModelInput] = Field(min_length=1, max_length=64)
+    sampling_params: SamplingParams | None = None
+
+
+class ScoreModel(_ModelGrader):
+    """OpenAI's ``score_model`` grader. ``pass_threshold`` is accepted and checked to lie
+    in ``range`` but does not change the reward (OpenAI reports the raw score too)."""
+
+    type: Literal["score_model"]
     range: tuple[float, float] = (0.0, 1.0)
     pass_threshold: float | None = None
-    sampling_params: SamplingParams | None = None
 
     @field_validator("range")
     @classmethod
@@ -162,16 +167,13 @@ class ScoreModel(_Grader):
         return self
 
 
-class LabelModel(_Grader):
+class LabelModel(_ModelGrader):
     """OpenAI's ``label_model`` grader: the model answers one of ``labels``; the reward is
     1 when that is one of ``passing_labels``, else 0."""
 
     type: Literal["label_model"]
-    model: str = Field(min_length=1, max_length=256)
-    input: list[ModelInput] = Field(min_length=1, max_length=64)
     labels: list[str] = Field(min_length=1, max_length=64)
     passing_labels: list[str] = Field(min_length=1, max_length=64)
-    sampling_params: SamplingParams | None = None
 
     @model_validator(mode="after")
     def _labels_usable(self) -> LabelModel:
