@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from referee.verifiers.base import ItemInvalid
 from referee.verifiers.rules.formula import (
     Call,
     Chain,
@@ -69,8 +70,10 @@ def _literals(expr: Expr) -> Iterator[int | None]:
 
 
 def numbers_of(entry: dict[str, Any]) -> list[int]:
-    """The puzzle's numbers from a reasoning-gym entry (``metadata.numbers``)."""
+    """The puzzle's numbers from a reasoning-gym entry (``metadata.numbers``); `ItemInvalid`
+    naming the field when they are not a list of integers."""
     numbers = entry.get("metadata", {}).get("numbers")
     if not isinstance(numbers, list) or not all(isinstance(n, int) for n in numbers):
-        raise ValueError("reference.entry.metadata.numbers: expected a list of integers")
+        message = "reference.entry.metadata.numbers: expected a list of integers"
+        raise ItemInvalid("invalid_reference", message)
     return numbers

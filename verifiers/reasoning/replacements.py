@@ -35,21 +35,14 @@ Scorer = Callable[[str | None, dict[str, Any]], float]
 
 
 def _puzzle24(answer: str | None, entry: dict[str, Any]) -> float:
-    return float(answer is not None and solves(answer, _numbers(entry), 24))
+    return float(answer is not None and solves(answer, numbers_of(entry), 24))
 
 
 def _countdown(answer: str | None, entry: dict[str, Any]) -> float:
     target = entry.get("metadata", {}).get("target")
     if not isinstance(target, int | float):
         raise ItemInvalid("invalid_reference", "reference.entry.metadata.target: expected a number")
-    return float(answer is not None and solves(answer, _numbers(entry), target))
-
-
-def _numbers(entry: dict[str, Any]) -> list[int]:
-    try:
-        return numbers_of(entry)
-    except ValueError as exc:
-        raise ItemInvalid("invalid_reference", str(exc)) from None
+    return float(answer is not None and solves(answer, numbers_of(entry), target))
 
 
 def _halting(answer: str | None, entry: dict[str, Any]) -> float:
