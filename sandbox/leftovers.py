@@ -34,7 +34,7 @@ from referee.sandbox import cgroups
 BOX_PREFIX = "referee-box-"
 _BOX = re.compile(r"referee-box-(\d+)-")
 _BOX_BYTES = re.compile(rb"/referee-box-(\d+)-")
-_GROUP = re.compile(r"referee-(?:pool-)?(\d+)-\d+$")
+_GROUP = re.compile(r"referee-(?:pool-|session-)?(\d+)-\d+$")
 _RMDIR_WAIT_S = 2.0
 
 

@@ -27,6 +27,7 @@ from referee.sandbox import backends, languages, leftovers
 from referee.sandbox.backends.base import Backend, Channel, Command
 from referee.sandbox.classification import outcome
 from referee.sandbox.identity import IdentityPool
+from referee.sandbox.paths import plain_name, relative_path
 from referee.sandbox.program_dir import ProgramDir
 from referee.sandbox.pyfast.host import ForkServer
 from referee.sandbox.settings import SandboxSettings
@@ -357,7 +358,7 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]
         for name in [*case.files, *case.fetch]:
-            if not _relative_path(name):
+            if not relative_path(name):
                 raise ValueError(f"bad case file name {name[:64]!r}")
         sizes = [len(arg.encode("utf-8", "surrogatepass")) for arg in case.argv]
         if any(size > MAX_ARG_BYTES for size in sizes) or sum(sizes) > MAX_ARGV_BYTES:
@@ -377,7 +378,7 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
 def _program_files(program: Program, main: str) -> dict[str, str]:
     files = {main: program.source}
     for name, text in program.files.items():
-        if not _plain_name(name) or name == main:
+        if not plain_name(name) or name == main:
             raise ValueError(f"bad program file name {name[:64]!r}")
         files[name] = text
     return files
@@ -386,28 +387,6 @@ def _program_files(program: Program, main: str) -> dict[str, str]:
 MAX_ARG_BYTES = 128 * 1024
 MAX_ARGV_BYTES = 1024 * 1024
 """Linux refuses one argument over 128 KiB and argv + environment over a few MiB."""
-
-
-def _plain_name(name: str) -> bool:
-    """True for a file name that stays inside the work dir (no path, not . or .., no NUL,
-    at most 255 bytes: the longest name a Linux file system takes)."""
-    return (
-        bool(name)
-        and "/" not in name
-        and "\0" not in name
-        and name not in {".", ".."}
-        and len(name.encode("utf-8", "surrogatepass")) <= 255
-    )
-
-
-MAX_PATH_DEPTH = 8
-
-
-def _relative_path(name: str) -> bool:
-    """True for a path that stays inside the work dir: plain names joined by ``/`` (no
-    leading ``/``, no empty, ``.`` or ``..`` part), at most `MAX_PATH_DEPTH` deep."""
-    parts = name.split("/")
-    return len(parts) <= MAX_PATH_DEPTH and all(_plain_name(part) for part in parts)
 
 
 def _runtime_problem(runtime: Path | None, shared: bool) -> str | None:

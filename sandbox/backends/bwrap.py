@@ -73,7 +73,7 @@ def system_mounts() -> tuple[str, ...]:
     return tuple(args)
 
 
-def _memfd(name: str, data: bytes) -> int:
+def memfd(name: str, data: bytes) -> int:
     fd = os.memfd_create(name, os.MFD_CLOEXEC)
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
@@ -216,13 +216,13 @@ class BwrapBackend:
         # fds this call owns; closing one twice could close another thread's fd.
         owned = set(channel)
         try:
-            fds = {name: _memfd(name, data) for name, data in command.files.items()}
+            fds = {name: memfd(name, data) for name, data in command.files.items()}
             owned.update(fds.values())
             block_r, block_w = os.pipe()
             owned.update((block_r, block_w))
             info_r, info_w = os.pipe()
             owned.update((info_r, info_w))
-            fetch_fd = _memfd("fetch", b"") if command.fetch else None
+            fetch_fd = memfd("fetch", b"") if command.fetch else None
             if fetch_fd is not None:
                 owned.add(fetch_fd)
             group = self._cgroup(command)
@@ -243,7 +243,7 @@ class BwrapBackend:
             output_bytes=command.output_bytes,
             pass_fds=(*child_ends, *kept),
             prepare=lambda proc: self._prepare(proc, command, info_r, child_ends, owned, group),
-            release=lambda: _release(block_w),
+            release=lambda: release(block_w),
             kill=lambda proc: self._kill(proc, group),
             identity=command.identity,
         )
@@ -286,7 +286,7 @@ class BwrapBackend:
         for fd in child_ends:
             os.close(fd)
             owned.discard(fd)
-        child = _child_pid(info_r)
+        child = child_pid(info_r)
         try:
             if group is not None:
                 group.add(proc.pid)
@@ -354,12 +354,12 @@ def _close_all(fds: set[int]) -> None:
     fds.clear()
 
 
-def _release(block_w: int) -> None:
+def release(block_w: int) -> None:
     """Let the sandbox's first process go on to exec the program."""
     os.write(block_w, b"x")
 
 
-def _child_pid(info_r: int) -> int:
+def child_pid(info_r: int) -> int:
     """Read bwrap's ``--info-fd`` JSON (it closes the fd after writing) for the host pid of
     the sandbox's first process."""
     data = b""

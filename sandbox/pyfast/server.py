@@ -118,7 +118,7 @@ def _prepare_case(req: dict[str, object]) -> None:
     files = req["files"]
     assert isinstance(files, dict)
     for name, text in files.items():
-        if "/" in name:  # validated relative paths (`runner._relative_path`)
+        if "/" in name:  # validated relative paths (`paths.relative_path`)
             os.makedirs(os.path.dirname(name), mode=0o777, exist_ok=True)
         _write(name, text.encode())
     cpu = int(req["cpu_s"])  # type: ignore[call-overload]

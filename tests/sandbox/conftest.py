@@ -67,15 +67,15 @@ def sandboxed_pids() -> list[int]:
 
 
 def leftover_cgroups() -> list[Path]:
-    """Groups named after this test process that still exist."""
+    """Groups named after this test process (runs and sessions) that still exist."""
     from referee.sandbox import cgroups
 
     support = cgroups.detect()
     if support is None:
         return []
-    prefix = f"referee-{os.getpid()}-"
+    prefixes = (f"referee-{os.getpid()}-", f"referee-session-{os.getpid()}-")
     roots = {p for p in (support.memory, support.pids, support.cpu) if p}
-    return [d for root in roots for d in root.iterdir() if d.name.startswith(prefix)]
+    return [d for root in roots for d in root.iterdir() if d.name.startswith(prefixes)]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -19,6 +19,7 @@ from tests.conftest import REPO, require
 USER = "referee-ci"
 SUITES = [
     "tests/sandbox/test_escapes.py",
+    "tests/sandbox/sessions/test_session_escapes.py",
     "tests/sandbox/test_linked.py",
     "tests/sandbox/test_identity.py",
     "tests/sandbox/test_leftovers.py",
