@@ -314,8 +314,9 @@ class Sandbox:
             )
 
         def one(case: Case) -> CaseOutcome:
-            if fast is None or not fast.fits(limits) or case.fetch:
-                return full(case)  # fetching files needs the per-case supervisor
+            if fast is None or not fast.fits(limits) or case.fetch or case.data_files:
+                # fetching files needs the per-case supervisor; the fast path takes text
+                return full(case)
             try:
                 return outcome(fast.execute(program, case, limits), limits)
             except SandboxFailure as exc:
@@ -357,7 +358,7 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
     texts = [program.source, *program.files.values()]
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]
-        for name in [*case.files, *case.fetch]:
+        for name in [*case.files, *case.data_files, *case.fetch]:
             if not relative_path(name):
                 raise ValueError(f"bad case file name {name[:64]!r}")
         sizes = [len(arg.encode("utf-8", "surrogatepass")) for arg in case.argv]
@@ -456,7 +457,7 @@ def _case_command(
         cwd_is_box=False,
         env=dict(lang.env),
         stdin=case.stdin.encode(),
-        files={k: v.encode() for k, v in case.files.items()},
+        files={**{k: v.encode() for k, v in case.files.items()}, **case.data_files},
         wall_s=limits.wall_s,
         cpu_s=limits.cpu_s,
         memory_mb=memory,

@@ -92,6 +92,8 @@ class Case(BaseModel):
     stdin: str = ""
     argv: list[str] = Field(default_factory=list)
     files: dict[str, str] = Field(default_factory=dict)
+    data_files: dict[str, bytes] = Field(default_factory=dict)
+    """Files placed byte for byte, as ``files`` (a database, an image...)."""
     fetch: list[str] = Field(default_factory=list, max_length=256)
 
 

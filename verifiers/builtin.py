@@ -29,6 +29,7 @@ from referee.verifiers.rules.length import LengthVerifier
 from referee.verifiers.rules.similarity import SimilarityVerifier
 from referee.verifiers.rules.string_match import StringVerifier
 from referee.verifiers.sql import SqlVerifier
+from referee.verifiers.state import StateVerifier
 from referee.verifiers.tools import ToolCallVerifier
 
 
@@ -52,6 +53,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         MathVerifier(),
         PythonGraderVerifier(sandbox),
         SqlVerifier(sandbox, engines.sql_fixtures),
+        StateVerifier(sandbox),
         JudgeVerifier(settings=engines.judge, settings_error=engines.judge_error),
         CodeVerifier(sandbox),
         VerilogVerifier(sandbox),
