@@ -13,6 +13,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from referee.sandbox.sessions import SessionLimits
 from referee.service.adapters.mapping import ItemMapping
 from referee.service.jobs.quota import QuotaRules
 from referee.verifiers.engines import EngineSettings
@@ -38,6 +39,39 @@ class RunCaps(BaseModel):
     run_s: float = Field(default=30.0, gt=0, le=600)
     compile_s: float = Field(default=60.0, gt=0, le=600)
     memory_mb: int = Field(default=4096, ge=16, le=65536)
+
+
+def _most_a_session_may_ask() -> SessionLimits:
+    return SessionLimits(
+        memory_mb=8192,
+        disk_mb=8192,
+        processes=1024,
+        cpu_s=86400,
+        output_bytes=16 << 20,
+        file_size_mb=4096,
+    )
+
+
+class SessionSettings(BaseModel):
+    """Stateful sandbox sessions (``REFEREE_SESSIONS``, JSON). ``max_open`` bounds the
+    sessions one process holds (the gateway when embedded, each sandbox worker when
+    distributed; 0 turns sessions off there); ``max_per_key`` those one API key holds.
+    A session ends ``idle_ttl_s`` after its last request or ``ttl_s`` after it started
+    (a client may ask for less, or up to ``max_ttl_s``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_open: int = Field(default=256, ge=0, le=100_000)
+    max_per_key: int = Field(default=32, ge=1)
+    ttl_s: float = Field(default=3600.0, gt=0)
+    max_ttl_s: float = Field(default=24 * 3600.0, gt=0)
+    idle_ttl_s: float = Field(default=600.0, gt=0)
+    max_exec_s: float = Field(default=300.0, gt=0, le=3600)
+    """The longest time limit one command may ask for."""
+    max_file_bytes: int = Field(default=16 << 20, ge=1024, le=1 << 30)
+    """The largest file moved in or out, and the most a snapshot for scoring holds."""
+    max_limits: SessionLimits = Field(default_factory=_most_a_session_may_ask)
+    """The most a session may ask for, limit by limit; more is refused (422)."""
 
 
 class Settings(BaseSettings):
@@ -141,6 +175,7 @@ class Settings(BaseSettings):
     rate_limit_items_per_s: float | None = Field(default=None, gt=0)
     """Per API key: sustained items per second (token bucket in Redis); None = off."""
     rate_limit_burst: int = Field(default=10_000, ge=1)
+    sessions: SessionSettings = Field(default_factory=SessionSettings)
     openrlhf_mapping: ItemMapping = Field(
         default_factory=lambda: ItemMapping(verifier="math", reference_column="answer")
     )

@@ -59,10 +59,8 @@ class Launcher:
         self.backend = BwrapBackend(settings)
         self.identities = identities or IdentityPool(settings.host_uid_base, settings.host_uid_span)
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
-        self._forker = threading.Thread(target=self._fork_forever, daemon=True, name="sessions")
-        self._forker.start()
-        self._box = Path(tempfile.mkdtemp(prefix=leftovers.box_prefix(), dir=settings.work_root))
-        self._box.chmod(0o755)
+        self._lock = threading.Lock()
+        self._box: Path | None = None  # made, with the forking thread, by the first start
         self._problem: str | None = None
         self._probed = False
 
@@ -78,9 +76,24 @@ class Launcher:
         return self._problem
 
     def close(self) -> None:
-        self._jobs.put(None)
-        with contextlib.suppress(OSError):
-            self._box.rmdir()
+        with self._lock:
+            box, self._box = self._box, None
+        if box is not None:
+            self._jobs.put(None)
+            with contextlib.suppress(OSError):
+                box.rmdir()
+
+    def _started(self) -> Path:
+        """The empty, read-only program directory sessions see at /box; the first call
+        also starts the forking thread."""
+        with self._lock:
+            if self._box is None:
+                root = self.settings.work_root
+                self._box = Path(tempfile.mkdtemp(prefix=leftovers.box_prefix(), dir=root))
+                self._box.chmod(0o755)
+                forker = threading.Thread(target=self._fork_forever, daemon=True, name="sessions")
+                forker.start()
+            return self._box
 
     def start(self, spec: SessionSpec) -> Session:
         """A running session. Raises ValueError for a spec that can never start (a file
@@ -112,7 +125,7 @@ class Launcher:
         agent_args = [str(channel.read_fd), str(channel.write_fd), json.dumps(options)]
         return Command(
             argv=[AGENT_PYTHON, "-E", "-s", "-c", source, spec.kind.value, *agent_args],
-            box=self._box,
+            box=self._started(),
             box_writable=False,
             cwd_is_box=False,
             env=dict(PYTHON_ENV),

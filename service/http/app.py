@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 
+from referee.sandbox.sessions import Launcher
 from referee.service.distributed.executor import CeleryExecutor
 from referee.service.execution.dispatch import Dispatcher
 from referee.service.execution.executor import EmbeddedExecutor, Executor
@@ -20,12 +21,23 @@ from referee.service.http.middleware import RequestObserver
 from referee.service.http.path_key import PathKey
 from referee.service.http.rate_limit import RateLimiter
 from referee.service.http.responses import JSONBytes
-from referee.service.http.routes import graders, health, jobs, openrlhf, run, score, verifiers
+from referee.service.http.routes import (
+    graders,
+    health,
+    jobs,
+    openrlhf,
+    run,
+    score,
+    sessions,
+    verifiers,
+)
 from referee.service.jobs.backend import JobBackend, JobService
 from referee.service.jobs.local import LocalJobs
 from referee.service.jobs.redis_store import JobStore
 from referee.service.metrics import Metrics
 from referee.service.preflight import Problem, check_start, log_problems
+from referee.service.sessions.backend import SessionBackend
+from referee.service.sessions.local import LocalSessions
 from referee.service.settings import Settings
 from referee.verifiers.base import Closable
 from referee.verifiers.builtin import default_registry
@@ -67,9 +79,11 @@ def create_app(
         app.state.dispatcher.disable(found)
         await executor.start()
         await app.state.jobs.start()
+        await app.state.sessions.start()
         try:
             yield
         finally:
+            await app.state.sessions.close()
             await app.state.jobs.close()
             await executor.close()
             for verifier in registry.all():
@@ -91,6 +105,7 @@ def create_app(
     app.state.dispatcher = Dispatcher(settings, registry, executor, metrics)
     app.state.jobs = build_jobs(settings, registry, executor, app.state.dispatcher)
     app.state.rate_limiter = build_rate_limiter(settings, executor)
+    app.state.sessions = build_sessions(settings, executor)
     install_error_handlers(app)
     protected = [Depends(require_api_key)]
     app.include_router(health.router)
@@ -103,6 +118,7 @@ def create_app(
     app.include_router(openrlhf.router, dependencies=protected)
     app.include_router(graders.router, dependencies=protected)
     app.include_router(run.router, dependencies=protected)
+    app.include_router(sessions.router, dependencies=protected)
     app.add_middleware(CancelOnDisconnect)
     app.add_middleware(Admission, rules=admission_rules(settings))
     app.add_middleware(RequestObserver, metrics=metrics)
@@ -134,6 +150,11 @@ def build_rate_limiter(settings: Settings, executor: Executor) -> RateLimiter | 
         return None
     client = executor.redis if isinstance(executor, CeleryExecutor) else None
     return RateLimiter(settings.rate_limit_items_per_s, settings.rate_limit_burst, client)
+
+
+def build_sessions(settings: Settings, executor: Executor) -> SessionBackend:
+    """Sessions held here when embedded; on the sandbox workers when distributed."""
+    return LocalSessions(settings.sessions, Launcher(settings.engines.sandbox))
 
 
 def build_jobs(

@@ -45,6 +45,16 @@ class Conflict(ApiError):
     status_code, code = 409, "conflict"
 
 
+class SessionBusyError(Conflict):
+    code = "session_busy"
+
+
+class SessionGone(ApiError):
+    """The session ended (lost, expired or closed): its state is gone, never replaced."""
+
+    status_code, code = 410, "session_lost"
+
+
 class PayloadTooLarge(ApiError):
     status_code, code = 413, "payload_too_large"
 
@@ -64,6 +74,18 @@ class Overloaded(ApiError):
 
     def __init__(self, message: str, retry_after_s: int = 1) -> None:
         super().__init__(message, headers={"Retry-After": str(retry_after_s)})
+
+
+class TooManySessions(ApiError):
+    """A key (or the server) holds all the sessions it may: close one first."""
+
+    status_code, code = 429, "too_many_sessions"
+
+
+class InsufficientStorage(ApiError):
+    """A session's directory is full (its ``disk_mb``)."""
+
+    status_code, code = 507, "insufficient_storage"
 
 
 class Unavailable(ApiError):

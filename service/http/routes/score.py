@@ -10,7 +10,9 @@ from referee.service.http.body import ITEM_LIST, CappedRoute
 from referee.service.http.deps import CallerDep, DispatcherDep, SettingsDep
 from referee.service.http.errors import PayloadTooLarge
 from referee.service.http.responses import JSONBytes
+from referee.service.http.routes.sessions import SessionsDep
 from referee.service.http.schemas import ErrorResponse, ScoreRequest, ScoreResponse
+from referee.service.sessions.scoring import SessionStates
 from referee.verifiers.types import Result
 
 router = APIRouter(tags=["score"], route_class=CappedRoute)
@@ -27,9 +29,15 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     openapi_extra={ITEM_LIST: "items"},
 )
 async def score(
-    request: ScoreRequest, dispatcher: DispatcherDep, settings: SettingsDep, caller: CallerDep
+    request: ScoreRequest,
+    dispatcher: DispatcherDep,
+    settings: SettingsDep,
+    caller: CallerDep,
+    sessions: SessionsDep,
 ) -> JSONBytes:
-    """Score one item or thousands. Per-item problems come back as per-item statuses."""
+    """Score one item or thousands. Per-item problems come back as per-item statuses.
+    Items may score a stateful session's end state (``params.session``, see the
+    sessions routes)."""
     if len(request.items) > settings.max_items_per_request:
         raise PayloadTooLarge(
             f"items: {len(request.items)} items exceeds the limit of "
@@ -37,7 +45,8 @@ async def score(
         )
     await caller.spend(len(request.items))
     budget = dispatcher.budget(request.deadline_s, request.item_timeout_s, caller.ticket)
-    results = await dispatcher.score(request.items, budget)
+    states = SessionStates(sessions, dispatcher.registry, caller.ticket.tenant)
+    results = await states.scored(request.items, lambda items: dispatcher.score(items, budget))
     groups = dispatcher.groups(request.items, results, request.pass_threshold)
     return JSONBytes(
         {

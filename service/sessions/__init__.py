@@ -1,0 +1,1 @@
+"""Stateful sandbox sessions behind /v1/sessions: held here or on sandbox workers."""
