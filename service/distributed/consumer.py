@@ -1,14 +1,18 @@
 """``referee worker --pool P``: a Celery consumer of one pool's queues, scoring with a
 `WorkerEngine` (`service.distributed.worker`) through the tasks of
-`service.distributed.tasks`, and a heartbeat saying it is there."""
+`service.distributed.tasks`, and a heartbeat saying it is there. A sandbox worker also
+holds stateful sessions for the gateway (`service.distributed.session_host`)."""
 
 from __future__ import annotations
 
+import os
+import secrets
 import socket
 
 from prometheus_client import start_http_server
 
 from referee.service.distributed.celery_app import batch_queue, make_celery
+from referee.service.distributed.session_host import SessionHost
 from referee.service.distributed.tasks import register_tasks
 from referee.service.distributed.worker import THREADS_PER_PROCESS, WorkerEngine, start_heartbeat
 from referee.service.jobs.redis_store import retrying
@@ -28,6 +32,11 @@ def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
     register_tasks(app, engine, retrying(settings.broker_url or ""), settings, metrics)
     name = f"{pool.value}-{socket.gethostname()}-{id(engine):x}"
     stop = start_heartbeat(settings, pool, name, concurrency)
+    host = None
+    if pool == Pool.SANDBOX and settings.sessions.max_open > 0:
+        # its own incarnation: a restarted worker is a new host, its sessions new ones
+        host = SessionHost(settings, f"{name}-{os.getpid()}-{secrets.token_hex(4)}")
+        host.start()
     try:
         app.worker_main(
             [
@@ -48,4 +57,6 @@ def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
         )
     finally:
         stop.set()
+        if host is not None:
+            host.stop()
         engine.close()

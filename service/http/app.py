@@ -38,6 +38,7 @@ from referee.service.metrics import Metrics
 from referee.service.preflight import Problem, check_start, log_problems
 from referee.service.sessions.backend import SessionBackend
 from referee.service.sessions.local import LocalSessions
+from referee.service.sessions.remote import RemoteSessions
 from referee.service.settings import Settings
 from referee.verifiers.base import Closable
 from referee.verifiers.builtin import default_registry
@@ -154,6 +155,8 @@ def build_rate_limiter(settings: Settings, executor: Executor) -> RateLimiter | 
 
 def build_sessions(settings: Settings, executor: Executor) -> SessionBackend:
     """Sessions held here when embedded; on the sandbox workers when distributed."""
+    if isinstance(executor, CeleryExecutor):
+        return RemoteSessions(settings.sessions, executor.redis)
     return LocalSessions(settings.sessions, Launcher(settings.engines.sandbox))
 
 

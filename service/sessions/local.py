@@ -165,7 +165,7 @@ class LocalSessions:
     async def get(self, tenant: str, session_id: str) -> SessionInfo:
         return self._entry(tenant, session_id).info()
 
-    async def list(self, tenant: str) -> list[SessionInfo]:
+    async def of_tenant(self, tenant: str) -> list[SessionInfo]:
         """``tenant``'s open sessions, oldest first."""
         return [entry.info() for entry in self._open.values() if entry.tenant == tenant]
 

@@ -56,7 +56,7 @@ async def create(body: SessionCreate, sessions: SessionsDep, caller: CallerDep) 
 @router.get("/v1/sessions", response_model=SessionList, responses=_ERRORS)
 async def listing(sessions: SessionsDep, caller: CallerDep) -> SessionList:
     """The caller's open sessions."""
-    return SessionList(sessions=await sessions.list(caller.ticket.tenant))
+    return SessionList(sessions=await sessions.of_tenant(caller.ticket.tenant))
 
 
 @router.get("/v1/sessions/{session_id}", response_model=SessionInfo, responses=_ERRORS)
