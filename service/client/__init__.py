@@ -8,6 +8,8 @@
   each caller gets its own result back by position, checked against the item's id.
 - `BatchingClient` gives threads (verl, OpenRLHF workers) the same batching through an
   event loop of its own.
+- ``client.session(kind)`` (both clients) opens a stateful sandbox session as a context
+  manager (`Session`, `AsyncSession`): a persistent interpreter, shell or database.
 
 Results are never misaligned: every item sent carries an id (a private one when the
 caller gave none), and a response whose ids do not match the request is an error.
@@ -16,7 +18,17 @@ caller gave none), and a response whose ids do not match the request is an error
 from __future__ import annotations
 
 from referee.service.client.batching import AsyncClient, BatchingClient, loop_client
+from referee.service.client.sessions import AsyncSession, Session
 from referee.service.client.sync import Client
 from referee.service.client.wire import RefereeError, RetryPolicy
 
-__all__ = ["AsyncClient", "BatchingClient", "Client", "RefereeError", "RetryPolicy", "loop_client"]
+__all__ = [
+    "AsyncClient",
+    "AsyncSession",
+    "BatchingClient",
+    "Client",
+    "RefereeError",
+    "RetryPolicy",
+    "Session",
+    "loop_client",
+]

@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from referee.sandbox.sessions import SessionKind
+from referee.service.client.sessions import AsyncSession
 from referee.service.client.wire import (
     RetryPolicy,
     checked,
@@ -85,6 +87,11 @@ class AsyncClient:
             message = "no answer before the call's deadline"
             result = echo(Result.failed(Status.TIMEOUT, "deadline", message), waiter.item)
         return self._untag(result, item)
+
+    def session(self, kind: SessionKind | str, **options: Any) -> AsyncSession:
+        """A stateful session (``async with client.session("bash") as s: await s.run(...)``);
+        ``options`` as ``POST /v1/sessions`` takes them."""
+        return AsyncSession(self._http, kind, **options)
 
     async def aclose(self) -> None:
         if self._open is not None:

@@ -9,6 +9,8 @@ from typing import IO, Any
 
 import httpx
 
+from referee.sandbox.sessions import SessionKind
+from referee.service.client.sessions import Session
 from referee.service.client.wire import (
     RetryPolicy,
     checked,
@@ -78,6 +80,11 @@ class Client:
             if status["state"] in ("done", "cancelled", "failed") or time.monotonic() > deadline:
                 return status
             time.sleep(poll_s)
+
+    def session(self, kind: SessionKind | str, **options: Any) -> Session:
+        """A stateful session (``with client.session("python") as s: s.run("x = 1")``);
+        ``options`` as ``POST /v1/sessions`` takes them (limits, ttl_s, files...)."""
+        return Session(self._http, kind, **options)
 
     def _send(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         for attempt in range(self._retry.attempts):
