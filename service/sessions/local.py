@@ -163,7 +163,7 @@ class LocalSessions:
         return entry.info()
 
     async def get(self, tenant: str, session_id: str) -> SessionInfo:
-        return self._entry(tenant, session_id).info()
+        return (await self._entry(tenant, session_id)).info()
 
     async def of_tenant(self, tenant: str) -> list[SessionInfo]:
         """``tenant``'s open sessions, oldest first."""
@@ -172,7 +172,7 @@ class LocalSessions:
     async def execute(self, tenant: str, session_id: str, request: ExecRequest) -> ExecOutcome:
         if request.timeout_s > self.settings.max_exec_s:
             raise Unprocessable(f"timeout_s: at most {self.settings.max_exec_s:g}")
-        entry = self._entry(tenant, session_id)
+        entry = await self._entry(tenant, session_id)
         text, stdin, timeout_s = request.text, request.stdin, request.timeout_s
         return await self._use(entry, lambda session: session.execute(text, stdin, timeout_s))
 
@@ -180,28 +180,28 @@ class LocalSessions:
         _require_path(path)
         if len(data) > self.settings.max_file_bytes:
             raise PayloadTooLarge(f"body: a file may hold {self.settings.max_file_bytes} bytes")
-        entry = self._entry(tenant, session_id)
+        entry = await self._entry(tenant, session_id)
         await self._use(entry, lambda session: session.put(path, data))
         return FileWritten(path=path, size=len(data))
 
     async def read_file(self, tenant: str, session_id: str, path: str) -> bytes:
         _require_path(path)
-        entry = self._entry(tenant, session_id)
+        entry = await self._entry(tenant, session_id)
         return await self._use(entry, lambda session: session.get(path))
 
     async def files(self, tenant: str, session_id: str) -> FileList:
-        entry = self._entry(tenant, session_id)
+        entry = await self._entry(tenant, session_id)
         entries, truncated = await self._use(entry, lambda session: session.files())
         return FileList(entries=entries, truncated=truncated)
 
     async def snapshot(self, tenant: str, session_id: str) -> dict[str, bytes]:
         """Every file of the session's directory (at most ``max_file_bytes`` in all)."""
         limit = self.settings.max_file_bytes
-        entry = self._entry(tenant, session_id)
+        entry = await self._entry(tenant, session_id)
         return await self._use(entry, lambda session: session.snapshot(limit))
 
     async def delete(self, tenant: str, session_id: str) -> None:
-        entry = self._entry(tenant, session_id)
+        entry = await self._entry(tenant, session_id)
         await self._end(entry, "the session was deleted")
 
     def _lifetimes(self, request: SessionCreate) -> tuple[float, float]:
@@ -227,10 +227,15 @@ class LocalSessions:
                 f"({self.settings.max_per_key}): delete one first"
             )
 
-    def _entry(self, tenant: str, session_id: str) -> _Open:
+    async def _entry(self, tenant: str, session_id: str) -> _Open:
+        """``tenant``'s open session ``session_id``; one past its time is ended now (the
+        reaper may not have come by yet), and said to be gone."""
         entry = self._open.get(session_id)
         if entry is not None and entry.tenant == tenant:
-            return entry
+            expired = _expiry(entry, time.monotonic())
+            if expired is None:
+                return entry
+            await self._end(entry, expired)
         ended = self._ended.get(session_id)
         if ended is not None and ended.tenant == tenant:
             raise SessionGone(f"session {session_id}: {ended.reason}")
@@ -271,16 +276,24 @@ class LocalSessions:
     async def _reap(self) -> None:
         now = time.monotonic()
         for entry in list(self._open.values()):
-            if now >= entry.expires:
-                await self._end(entry, "the session expired (its ttl_s passed)")
-            elif not entry.busy and now - entry.last_used >= entry.idle_ttl_s:
-                await self._end(entry, f"the session expired (idle for {entry.idle_ttl_s:g} s)")
+            expired = _expiry(entry, now)
+            if expired is not None:
+                await self._end(entry, expired)
         while self._ended and next(iter(self._ended.values())).until <= now:
             self._ended.popitem(last=False)
 
     async def _call(self, work: Callable[..., T], *args: object) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._threads, functools.partial(work, *args))
+
+
+def _expiry(entry: _Open, now: float) -> str | None:
+    """Why ``entry`` has expired at ``now``, or None while it has not."""
+    if now >= entry.expires:
+        return "the session expired (its ttl_s passed)"
+    if not entry.busy and now - entry.last_used >= entry.idle_ttl_s:
+        return f"the session expired (idle for {entry.idle_ttl_s:g} s)"
+    return None
 
 
 def _require_path(path: str) -> None:

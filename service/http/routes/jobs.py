@@ -23,7 +23,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def get_jobs(request: Request) -> JobBackend:
+async def get_jobs(request: Request) -> JobBackend:
     jobs: JobBackend = request.app.state.jobs
     return jobs
 

@@ -38,7 +38,7 @@ FilePath = Annotated[
 ]
 
 
-def get_sessions(request: Request) -> SessionBackend:
+async def get_sessions(request: Request) -> SessionBackend:
     sessions: SessionBackend = request.app.state.sessions
     return sessions
 
