@@ -27,7 +27,6 @@ from referee.sandbox import (
     Program,
     SandboxStatus,
 )
-from referee.sandbox.notebook import CellResult, Notebook
 from referee.service.settings import RunCaps
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.execution import Execution
@@ -331,18 +330,10 @@ class RunJupyterRequest(BaseModel):
     total_timeout: float = Field(default=45, gt=0)
     kernel: Literal["python3"] = "python3"
     files: dict[str, str | None] = Field(default_factory=dict)
-    fetch_files: list[str] = Field(default_factory=list)
+    fetch_files: list[str] = Field(default_factory=list, max_length=256)
 
-    def notebook(self) -> Notebook:
-        """The sandboxed run; ValueError naming ``files.<name>`` for bad content."""
-        files = decoded_files(self.files)
-        return Notebook(self.cells, self.cell_timeout, files, self.fetch_files)
-
-    def limits(self, defaults: Limits, caps: RunCaps) -> Limits:
-        wall = min(self.total_timeout, caps.run_s)
-        return defaults.model_copy(
-            update={"wall_s": wall, "cpu_s": wall, "memory_mb": caps.memory_mb}
-        )
+    def total_s(self, caps: RunCaps) -> float:
+        return min(self.total_timeout, caps.run_s)
 
     def capped(self, caps: RunCaps) -> list[str]:
         if self.total_timeout > caps.run_s:
@@ -350,11 +341,22 @@ class RunJupyterRequest(BaseModel):
         return []
 
 
+class CellResult(BaseModel):
+    """One cell's outcome, SandboxFusion's ``CellRunResult``: what it printed, the value
+    of a last expression (``display``, ``text/plain``) and an exception (``error``)."""
+
+    stdout: str = ""
+    stderr: str = ""
+    display: list[dict[str, str]] = Field(default_factory=list)
+    error: list[dict[str, object]] = Field(default_factory=list)
+
+
 class RunJupyterResponse(BaseModel):
     """SandboxFusion's ``RunJupyterResponse``. ``Success``: every cell ran (a cell's
-    exception is in its ``error``, as in a kernel); ``Failed``: the run was stopped (its
-    ``driver`` result says how: ``TimeLimitExceeded``, or a crash) and ``cells`` is empty;
-    ``SandboxError``: the sandbox broke."""
+    exception is in its ``error``, as in a kernel; one over ``cell_timeout`` has a
+    ``TimeoutError``); ``Failed``: the run was stopped (its ``driver`` result says how:
+    ``TimeLimitExceeded`` past ``total_timeout``, ``Error`` when the interpreter died)
+    and ``cells`` is empty; ``SandboxError``: the sandbox broke."""
 
     status: Literal["Success", "Failed", "SandboxError"]
     message: str = ""
@@ -362,21 +364,3 @@ class RunJupyterResponse(BaseModel):
     cells: list[CellResult] = Field(default_factory=list)
     executor_pod_name: str | None = None
     files: dict[str, str] = Field(default_factory=dict)
-
-    @classmethod
-    def from_execution(
-        cls, done: Execution, notebook: Notebook, notes: list[str]
-    ) -> RunJupyterResponse:
-        report = done.report
-        if report.sandbox_status is not SandboxStatus.OK or not report.cases:
-            return cls(status="SandboxError", message="; ".join([report.message, *notes]))
-        case = report.cases[0]
-        driver = _run_result(case)
-        parsed = notebook.results(case.stdout) if case.status is CaseStatus.OK else None
-        if parsed is None:
-            return cls(status="Failed", driver=driver, message="; ".join(notes))
-        cells, printed = parsed
-        driver.stdout = printed
-        return cls(
-            status="Success", driver=driver, cells=cells, message="; ".join(notes), files=case.files
-        )

@@ -1,5 +1,5 @@
 """``POST /v1/run`` (raw compile + run + cases) and SandboxFusion's ``POST /run_code`` and
-``POST /run_jupyter``.
+``POST /run_jupyter`` (on a short-lived session: `service.sessions.notebook`).
 
 A run is an item of the internal ``sandbox.run`` verifier (`verifiers.code.raw_run`),
 scored through the dispatcher like any other: it waits in the sandbox pool's fair queue
@@ -30,6 +30,7 @@ from referee.service.http.errors import (
     PayloadTooLarge,
     Unprocessable,
 )
+from referee.service.http.routes.sessions import SessionsDep
 from referee.service.http.run_schemas import (
     RunCodeRequest,
     RunCodeResponse,
@@ -39,6 +40,7 @@ from referee.service.http.run_schemas import (
     RunResponse,
 )
 from referee.service.http.schemas import ErrorResponse
+from referee.service.sessions.notebook import Notebook
 from referee.verifiers.code.execution import Execution, RunSpec, decode_execution
 from referee.verifiers.code.raw_run import RAW_RUN
 from referee.verifiers.types import NOT_CONFIGURED, Item, Status
@@ -95,25 +97,20 @@ async def run_code(
 
 @router.post("/run_jupyter", response_model=RunJupyterResponse, responses=_ERRORS)
 async def run_jupyter(
-    body: RunJupyterRequest, settings: SettingsDep, dispatcher: DispatcherDep, caller: CallerDep
+    body: RunJupyterRequest, settings: SettingsDep, sessions: SessionsDep, caller: CallerDep
 ) -> RunJupyterResponse:
-    """SandboxFusion-compatible notebook run: the cells in one Python interpreter, in order
-    (`sandbox.notebook`; no Jupyter kernel)."""
+    """SandboxFusion-compatible notebook run: the cells in order in a short-lived Python
+    session (`service.sessions.notebook`; no Jupyter kernel)."""
     for index, cell in enumerate(body.cells):
         _require_short(f"cells.{index}", cell, settings.max_field_chars)
+    memory_mb = min(settings.run_caps.memory_mb, settings.sessions.max_limits.memory_mb)
+    notebook = Notebook(sessions, caller.ticket.tenant, body, settings.run_caps, memory_mb)
     try:
-        notebook = body.notebook()
-        spec = RunSpec(
-            program=notebook.program,
-            cases=[notebook.case],
-            limits=body.limits(settings.engines.sandbox.limits, settings.run_caps),
-            expected=[None],
-        )
+        create = notebook.session()
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
     await caller.spend(1)
-    done = await _execute(spec, settings, dispatcher, caller)
-    return RunJupyterResponse.from_execution(done, notebook, body.capped(settings.run_caps))
+    return await notebook.run(create)
 
 
 async def _execute(
