@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from referee.service.settings import SessionSettings
 from tests.deploy.conftest import ROOT
 
 CHART = ROOT / "helm" / "referee"
@@ -357,3 +358,10 @@ def test_every_values_key_is_documented() -> None:
         if stripped:
             previous = stripped
     assert not undocumented, undocumented
+
+
+def test_session_settings_reach_the_server_as_it_reads_them(helm: str) -> None:
+    docs = render(helm, "default", "--set", "config.sessions.max_open=12")
+    config = named(docs, "ConfigMap", "-config")["data"]
+    settings = SessionSettings.model_validate_json(config["REFEREE_SESSIONS"])
+    assert (settings.max_open, settings.max_per_key) == (12, 32)
