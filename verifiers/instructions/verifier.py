@@ -1,10 +1,12 @@
 """The ``instructions`` verifier: does the response follow verifiable instructions?
 
-``reference``: ``{"instruction_id_list": [...], "kwargs": [{...}, ...]}``, as IFEval and
-Tulu-3's RLVR data store them (``None`` kwargs are dropped, as IFEval does). Each id is one
-of IFEval's 25 constraint types (`verifiers.instructions.constraints`); every kwarg it
-needs must be given (IFEval would draw a random one). ``combination:repeat_prompt`` may
-take ``prompt_to_repeat`` from the item's prompt.
+``reference``: ``{"instruction_id_list": [...], "kwargs": [{...}, ...]}``, as IFEval,
+IFBench and Tulu-3's RLVR data store them (``None`` kwargs are dropped, as IFEval does).
+Each id is one of IFEval's 25 constraint types (`verifiers.instructions.constraints`) or
+IFBench's 58 (`verifiers.instructions.ifbench`, the ``ifbench`` extra); every kwarg it
+needs must be given (both benchmarks would draw a random one).
+``combination:repeat_prompt`` may take ``prompt_to_repeat`` from the item's prompt, as
+IFBench's prompt-taking instructions do.
 
 ``mode``: ``strict`` checks the response as it is; ``loose`` also accepts it with its
 first line, last line or both removed, and with ``*`` removed (IFEval's loose
@@ -28,7 +30,9 @@ from referee.verifiers.base import (
     Params,
     describe_validation_error,
 )
-from referee.verifiers.instructions.constraints import CONSTRAINTS, Kwargs
+from referee.verifiers.instructions.constraints import CONSTRAINTS, Kwargs, NoKwargs
+from referee.verifiers.instructions.ifbench import IDS as IFBENCH_IDS
+from referee.verifiers.instructions.ifbench import IfbenchCheck
 from referee.verifiers.types import Item
 
 MAX_INSTRUCTIONS = 64
@@ -58,7 +62,8 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
     Params = InstructionsParams
     description = (
         "Verifiable instruction following: IFEval's 25 constraint types (keywords, "
-        "lengths, formats, case, language...), strict or loose, all or fraction."
+        "lengths, formats, case, language...) and IFBench's 58, strict or loose, "
+        "all or fraction."
     )
 
     def check(self, item: Item, params: InstructionsParams) -> Outcome:
@@ -95,25 +100,33 @@ def _constraints(item: Item) -> dict[str, tuple[Any, Kwargs]]:
         raise ItemInvalid("invalid_reference", message)
     found: dict[str, tuple[Any, Kwargs]] = {}
     for index, instruction in enumerate(ids):
-        if instruction not in CONSTRAINTS:
-            message = f"reference.instruction_id_list.{index}: unknown instruction {instruction!r}"
-            raise ItemInvalid("invalid_reference", message)
-        model, check = CONSTRAINTS[instruction]
         given = {
             k: v
             for k, v in ((all_kwargs[index] or {}) if all_kwargs else {}).items()
             if v is not None
         }
-        if instruction == "combination:repeat_prompt" and "prompt_to_repeat" not in given:
-            given["prompt_to_repeat"] = item.prompt_text()
-        try:
-            kwargs = model.model_validate(given)
-        except ValidationError as exc:
-            where = f"reference.kwargs.{index}"
-            raise ItemInvalid("invalid_reference", describe_validation_error(exc, where)) from None
         key = instruction if instruction not in found else _numbered(instruction, found)
-        found[key] = (check, kwargs)
+        found[key] = _constraint(instruction, given, item, index)
     return found
+
+
+def _constraint(
+    instruction: str, given: dict[str, Any], item: Item, index: int
+) -> tuple[Any, Kwargs]:
+    """One instruction's check and validated kwargs; `ItemInvalid` naming the field."""
+    where = f"reference.kwargs.{index}"
+    if instruction in IFBENCH_IDS:
+        return IfbenchCheck(instruction, given, item.prompt_text(), where), NoKwargs()
+    if instruction not in CONSTRAINTS:
+        message = f"reference.instruction_id_list.{index}: unknown instruction {instruction!r}"
+        raise ItemInvalid("invalid_reference", message)
+    model, check = CONSTRAINTS[instruction]
+    if instruction == "combination:repeat_prompt" and "prompt_to_repeat" not in given:
+        given["prompt_to_repeat"] = item.prompt_text()
+    try:
+        return check, model.model_validate(given)
+    except ValidationError as exc:
+        raise ItemInvalid("invalid_reference", describe_validation_error(exc, where)) from None
 
 
 def _numbered(instruction: str, found: dict[str, Any]) -> str:

@@ -26,6 +26,9 @@ Open = Callable[..., Session]
 def launcher(work_root: Path) -> Iterator[Launcher]:
     require(_BWRAP_PROBLEM is None, f"bwrap: {_BWRAP_PROBLEM}")
     launcher = Launcher(SandboxSettings(backend="bwrap"), max_file_bytes=1 << 20)
+    # One session first: the launcher makes its (lasting) program directory then, before
+    # any test's leftover check takes stock.
+    launcher.start(SessionSpec(kind=SessionKind.PYTHON)).close()
     yield launcher
     launcher.close()
 
