@@ -44,13 +44,19 @@ class _Wanted:
 
 @dataclass
 class SessionStates:
-    """Reads the sessions a request's items name, once each."""
+    """Reads the sessions a request's items name, once each. ``budget``: the most bytes
+    of session state one request hands to its verifiers (each item that names a session
+    carries its state to a worker): past it, items are ``invalid``, asking for smaller
+    requests."""
 
     sessions: SessionBackend
     registry: Registry
     tenant: str
+    budget: int = 64 << 20
     _read: dict[tuple[str, str | None], dict[str, bytes] | ApiError] = field(default_factory=dict)
+    _encoded: dict[tuple[str, str | None], dict[str, str]] = field(default_factory=dict)
     _closing: set[str] = field(default_factory=set)
+    _spent: int = 0
 
     async def scored(
         self, items: list[Item], score: Callable[[list[Item]], Awaitable[list[Result]]]
@@ -85,12 +91,22 @@ class SessionStates:
         state = await self._state(wanted)
         if isinstance(state, ApiError):
             return echo(_failure(state), item)
+        size = sum(map(len, state.values()))
+        if self._spent + size > self.budget:
+            message = (
+                f"params.session: this request carries over {self.budget} bytes of session "
+                "state to its verifiers; score fewer items per request"
+            )
+            return echo(Result.failed(Status.INVALID, "too_much_state", message), item)
+        self._spent += size
         rest = {key: value for key, value in params.items() if key not in KEYS}
         if wanted.path is not None:
             text = state[wanted.path].decode("utf-8", errors="replace")
             return item.model_copy(update={"response": text, "params": rest})
-        files = {name: base64.b64encode(data).decode() for name, data in state.items()}
-        return item.model_copy(update={"params": {**rest, "files": files}})
+        key = (wanted.session, wanted.path)
+        if key not in self._encoded:  # one encoding, shared by the items that read it
+            self._encoded[key] = {n: base64.b64encode(d).decode() for n, d in state.items()}
+        return item.model_copy(update={"params": {**rest, "files": self._encoded[key]}})
 
     def _require_taker(self, item: Item, wanted: _Wanted) -> None:
         if wanted.path is not None:

@@ -45,7 +45,8 @@ async def score(
         )
     await caller.spend(len(request.items))
     budget = dispatcher.budget(request.deadline_s, request.item_timeout_s, caller.ticket)
-    states = SessionStates(sessions, dispatcher.registry, caller.ticket.tenant)
+    state_bytes = 4 * settings.sessions.max_file_bytes  # what items may carry to workers
+    states = SessionStates(sessions, dispatcher.registry, caller.ticket.tenant, state_bytes)
     results = await states.scored(request.items, lambda items: dispatcher.score(items, budget))
     groups = dispatcher.groups(request.items, results, request.pass_threshold)
     return JSONBytes(

@@ -20,10 +20,13 @@ from .conftest import Cluster, make_cluster
 CHECK = "import sys\nsys.exit(0 if open('out.txt').read() == 'ok' else 1)"
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One cluster for the module (starting one takes tens of seconds here); each test
+    leaves it as it found it: no session open, two live session hosts."""
     require(Path("/usr/bin/bwrap").exists(), "bubblewrap is not installed")
-    c = make_cluster(tmp_path, REFEREE_SESSIONS=json.dumps({"max_open": 3, "max_per_key": 4}))
+    sessions = json.dumps({"max_open": 3, "max_per_key": 4})
+    c = make_cluster(tmp_path_factory.mktemp("sessions"), REFEREE_SESSIONS=sessions)
     try:
         c.start_gateway()
         c.start_worker("sandbox", concurrency=1)
@@ -93,7 +96,10 @@ def test_sessions_spread_over_workers_and_the_key_cap_is_global(cluster: Cluster
         refused = http.post("/v1/sessions", json={"kind": "bash"})
         assert refused.status_code == 429 and refused.json()["error"]["code"] == "too_many_sessions"
         http.delete(f"/v1/sessions/{ids[0]}")
-        assert http.post("/v1/sessions", json={"kind": "bash"}).status_code == 201
+        again = http.post("/v1/sessions", json={"kind": "bash"})
+        assert again.status_code == 201
+        for session_id in [*ids[1:], again.json()["id"]]:
+            http.delete(f"/v1/sessions/{session_id}")
 
 
 def test_a_dead_worker_loses_its_sessions_explicitly(cluster: Cluster) -> None:
@@ -125,6 +131,10 @@ def test_a_dead_worker_loses_its_sessions_explicitly(cluster: Cluster) -> None:
         assert not [p for p in sandboxes if Path(f"/proc/{p}").exists()], (
             "a sandbox outlived its worker"
         )
+        http.delete(f"/v1/sessions/{survivor}")
+    cluster.workers.remove(victim)  # a replacement, for the tests after this one
+    cluster.start_worker("sandbox", concurrency=1)
+    wait_hosts(cluster, 2)
 
 
 def _sandboxed_children(pid: int) -> list[int]:

@@ -22,7 +22,8 @@ CHECK = "import sys\nsys.exit(0 if open('result.txt').read().strip() == 'done' e
 @pytest.fixture(scope="module")
 def api() -> Iterator[TestClient]:
     require(BWRAP, "bubblewrap is not installed")
-    with TestClient(create_app(small_settings(cpu_workers=1))) as client:
+    settings = small_settings(cpu_workers=1, sessions={"max_file_bytes": 1 << 20})
+    with TestClient(create_app(settings)) as client:
         yield client
 
 
@@ -137,3 +138,14 @@ def test_another_key_cannot_score_a_session() -> None:
         }
         [result] = keyed.post("/v1/score", json={"items": [item]}, headers=second).json()["results"]
         assert (result["status"], result["error"]["code"]) == ("invalid", "not_found")
+
+
+def test_one_request_carries_a_bounded_amount_of_state(api: TestClient) -> None:
+    """Items that name a session take its state to the workers: a request may carry four
+    times the largest file (here 4 MiB); past it, items are invalid, never a memory bomb."""
+    session_id = session_with(api, "python", "open('big.bin', 'wb').write(b'x' * 900_000)")
+    item = {"verifier": "state", "response": "", "reference": "print(1)"}
+    items = [{**item, "params": {"session": session_id}} for _ in range(6)]
+    results = score(api, *items)
+    statuses = [(r["status"], (r["error"] or {}).get("code")) for r in results]
+    assert statuses == [("ok", None)] * 4 + [("invalid", "too_much_state")] * 2, statuses
