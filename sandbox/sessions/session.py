@@ -66,6 +66,7 @@ class Session:
         self._agent: SandboxedAgent | None = agent
         self._lock = threading.Lock()
         self._end_lock = threading.Lock()
+        self._retired: list[SandboxedAgent] = []  # ended, their fds still to close
         self._lost: str | None = None
         limits = spec.limits
         # JSON may spell a byte of output as six characters (\u0000); files come base64'd.
@@ -143,23 +144,39 @@ class Session:
 
     def close(self, reason: str = "the session was closed") -> None:
         """End the session: kill its sandbox, free what it held. Safe to call twice and
-        while a request runs (that request raises `SessionLost`)."""
+        while a request runs: that request sees its agent die and raises `SessionLost`,
+        and the agent's pipes are closed only once it is done with them (an fd closed
+        under a reader could be reused by another session's pipe meanwhile)."""
         with self._end_lock:
             agent, self._agent = self._agent, None
             if self._lost is None:
                 self._lost = reason
+            if agent is not None:
+                self._retired.append(agent)
         if agent is None:
             return
         with contextlib.suppress(ProcessLookupError):
             signal.pidfd_send_signal(agent.pidfd, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            agent.proc.wait(timeout=10)
-        if agent.group is not None:
-            agent.group.close()
-        for fd in (agent.pidfd, agent.to_agent, agent.from_agent):
-            os.close(fd)
-        agent.stderr.close()
-        agent.release()
+        if self._lock.acquire(blocking=False):
+            try:
+                self._reap()
+            finally:
+                self._lock.release()
+        # else: the request running now reaps it as it ends (`_request`)
+
+    def _reap(self) -> None:
+        """Free what ended agents held; called with the request lock held."""
+        with self._end_lock:
+            retired, self._retired = self._retired, []
+        for agent in retired:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                agent.proc.wait(timeout=10)
+            if agent.group is not None:
+                agent.group.close()
+            for fd in (agent.pidfd, agent.to_agent, agent.from_agent):
+                os.close(fd)
+            agent.stderr.close()
+            agent.release()
 
     @contextlib.contextmanager
     def _request(self) -> Iterator[None]:
@@ -170,6 +187,7 @@ class Session:
                 raise SessionLost(self._lost)
             yield
         finally:
+            self._reap()
             self._lock.release()
 
     @contextlib.contextmanager
