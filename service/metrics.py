@@ -91,6 +91,10 @@ class Metrics:
                 for collector in verifier.collectors():
                     self.registry.register(collector)
 
+    def count_sessions(self, count: Callable[[], int]) -> None:
+        """Export ``count()`` (the sessions this process holds) as ``referee_sessions_open``."""
+        self.registry.register(_SessionCollector(count))
+
     def observe_results(self, results: Iterable[Result]) -> None:
         for result in results:
             verifier = result.verifier or "unresolved"
@@ -141,3 +145,13 @@ class _PoolCollector(Collector):
                 tasks.add_metric([pool], info["queued_tasks"])
                 consumers.add_metric([pool], info["consumers"])
         yield from (alive, queued, tasks, consumers)
+
+
+class _SessionCollector(Collector):
+    def __init__(self, count: Callable[[], int]) -> None:
+        self._count = count
+
+    def collect(self) -> Iterable[Metric]:
+        yield GaugeMetricFamily(
+            "referee_sessions_open", "Stateful sessions this process holds", value=self._count()
+        )

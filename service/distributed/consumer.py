@@ -36,6 +36,7 @@ def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
     if pool == Pool.SANDBOX and settings.sessions.max_open > 0:
         # its own incarnation: a restarted worker is a new host, its sessions new ones
         host = SessionHost(settings, f"{name}-{os.getpid()}-{secrets.token_hex(4)}")
+        metrics.count_sessions(lambda: host.sessions.count if host else 0)
         host.start()
     try:
         app.worker_main(

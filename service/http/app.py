@@ -107,6 +107,9 @@ def create_app(
     app.state.jobs = build_jobs(settings, registry, executor, app.state.dispatcher)
     app.state.rate_limiter = build_rate_limiter(settings, executor)
     app.state.sessions = build_sessions(settings, executor)
+    if isinstance(app.state.sessions, LocalSessions):  # distributed: each worker's own
+        local: LocalSessions = app.state.sessions
+        metrics.count_sessions(lambda: local.count)
     install_error_handlers(app)
     protected = [Depends(require_api_key)]
     app.include_router(health.router)

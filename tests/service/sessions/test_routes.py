@@ -79,6 +79,19 @@ def test_a_session_lives_from_create_to_delete(api: TestClient) -> None:
     assert error_of(gone) == (410, "session_lost") and "deleted" in gone.json()["error"]["message"]
 
 
+def test_open_sessions_are_a_metric(api: TestClient) -> None:
+    def open_now() -> float:
+        text = api.get("/metrics", headers=KEYS["first"]).text
+        [line] = [x for x in text.splitlines() if x.startswith("referee_sessions_open ")]
+        return float(line.split()[1])
+
+    before = open_now()
+    session_id = open_session(api)
+    assert open_now() == before + 1
+    close(api, session_id)
+    assert open_now() == before
+
+
 def test_another_key_cannot_see_or_touch_a_session(api: TestClient) -> None:
     session_id = open_session(api, "first")
     try:
