@@ -16,6 +16,9 @@ def plain_name(name: str) -> bool:
 
 
 MAX_PATH_DEPTH = 8
+MAX_FILES = 512
+"""Files one case or session may be given: each is placed from a file descriptor of its
+own, all open at once (a container's default limit is 1,024 per process)."""
 
 
 def relative_path(name: str) -> bool:

@@ -27,7 +27,7 @@ from referee.sandbox import backends, languages, leftovers
 from referee.sandbox.backends.base import Backend, Channel, Command
 from referee.sandbox.classification import outcome
 from referee.sandbox.identity import IdentityPool
-from referee.sandbox.paths import plain_name, relative_path
+from referee.sandbox.paths import MAX_FILES, plain_name, relative_path
 from referee.sandbox.program_dir import ProgramDir
 from referee.sandbox.pyfast.host import ForkServer
 from referee.sandbox.settings import SandboxSettings
@@ -358,6 +358,8 @@ def _require_valid(program: Program, cases: Sequence[Case]) -> None:
     texts = [program.source, *program.files.values()]
     for case in cases:
         texts += [case.stdin, *case.argv, *case.files.values()]
+        if len(case.files) + len(case.data_files) > MAX_FILES:
+            raise ValueError(f"files: at most {MAX_FILES} files per case")
         for name in [*case.files, *case.data_files, *case.fetch]:
             if not relative_path(name):
                 raise ValueError(f"bad case file name {name[:64]!r}")

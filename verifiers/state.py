@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
-from referee.sandbox.paths import relative_path
+from referee.sandbox.paths import MAX_FILES, relative_path
 from referee.verifiers.base import (
     ItemInvalid,
     ItemTimeout,
@@ -50,7 +50,7 @@ TAIL = 2000
 
 
 class StateParams(Params):
-    files: dict[str, str] = Field(default_factory=dict)
+    files: dict[str, str] = Field(default_factory=dict, max_length=MAX_FILES)
     """The judged files: relative path -> base64 of the content."""
     partial: bool = False
     """The checker prints the reward (a number in [0, 1]) as its last line of stdout."""

@@ -30,7 +30,7 @@ from referee.sandbox.backends.base import Channel, Command, base_env
 from referee.sandbox.backends.bwrap import WORK, BwrapBackend, child_pid, memfd, release
 from referee.sandbox.identity import HostIdentity, IdentityPool, as_user
 from referee.sandbox.languages import PYTHON_ENV, RUNTIME_MOUNT
-from referee.sandbox.paths import plain_name, relative_path
+from referee.sandbox.paths import MAX_FILES, plain_name, relative_path
 from referee.sandbox.sessions.session import SandboxedAgent, Session
 from referee.sandbox.sessions.types import SessionLost, SessionSpec
 from referee.sandbox.settings import SandboxSettings
@@ -243,8 +243,15 @@ def _cgroup(spec: SessionSpec) -> cgroups.CaseCgroup | None:
 
 
 def _require_valid(spec: SessionSpec) -> None:
+    """Raise ValueError (the caller's input) for a spec the sandbox would fail to start
+    with: bad names, too many files, files larger than the session's disk."""
+    if len(spec.files) > MAX_FILES:
+        raise ValueError(f"files: at most {MAX_FILES} files")
     for name in spec.files:
         if not relative_path(name):
             raise ValueError(f"files: bad file name {name[:64]!r}")
+    size = sum(len(text.encode("utf-8", "surrogatepass")) for text in spec.files.values())
+    if size > spec.limits.disk_mb << 20:
+        raise ValueError(f"files: {size} bytes do not fit limits.disk_mb ({spec.limits.disk_mb})")
     if not plain_name(spec.database):
         raise ValueError(f"database: {spec.database[:64]!r} is not a plain file name")

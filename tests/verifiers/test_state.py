@@ -116,6 +116,7 @@ def test_one_state_cannot_pass_two_contradictory_checks(score) -> None:  # type:
         ("import time\ntime.sleep(30)", {"time_limit_s": 0.5}, Status.TIMEOUT, "longer than"),
         (ANSWER_IS_42, {"files": {"a.txt": "%%%"}}, Status.INVALID, "not base64"),
         (ANSWER_IS_42, {"files": {"/etc/passwd": ""}}, Status.INVALID, "relative path"),
+        (ANSWER_IS_42, {"files": {f"f{n}": "" for n in range(513)}}, Status.INVALID, "512"),
         (None, {}, Status.INVALID, "reference"),
     ],
     ids=[
@@ -127,6 +128,7 @@ def test_one_state_cannot_pass_two_contradictory_checks(score) -> None:  # type:
         "timeout",
         "base64",
         "absolute",
+        "too_many_files",
         "no_reference",
     ],
 )

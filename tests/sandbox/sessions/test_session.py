@@ -329,6 +329,8 @@ def test_a_full_disk_is_a_file_problem(open_session: Open) -> None:
         {"files": {"/abs": "x"}},
         {"files": {"a//b": "x"}},
         {"kind": "sqlite", "database": "../db"},
+        {"files": {f"f{n}": "" for n in range(513)}},  # one fd each, all open at once
+        {"files": {"big": "x" * (17 << 20)}, "limits": {"disk_mb": 16}},
     ],
 )
 def test_a_spec_that_can_never_start_is_refused(

@@ -151,6 +151,15 @@ def test_run_code_reports_the_output_cap(client: TestClient) -> None:
         ),
         (
             "/v1/run",
+            {
+                "language": "python3",
+                "source": "x",
+                "cases": [{"files": {f"f{n}": "" for n in range(513)}}],
+            },
+            "at most 512 files",
+        ),
+        (
+            "/v1/run",
             {"language": "c", "source": "int main(){}", "build_flags": ["-wrapper", "sh"]},
             "build_flags",
         ),
