@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 from referee.sandbox import SandboxSettings  # noqa: E402
 from referee.sandbox.sessions import Launcher, SessionKind, SessionSpec  # noqa: E402
 from tests.conftest import start_server, stop_server  # noqa: E402
+from tests.sandbox.conftest import descendants  # noqa: E402
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -97,21 +98,9 @@ def pss_kb(pid: int) -> int:
     return 0
 
 
-def tree(pid: int) -> list[int]:
-    found = [pid]
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        for child in children:
-            found += tree(int(child))
-    return found
-
-
 def many(url: str, gateway_pid: int, count: int) -> dict[str, Any]:
     gateway_before = pss_kb(gateway_pid)
-    before = set(tree(gateway_pid))
+    before = set([gateway_pid, *descendants(gateway_pid)])
     with httpx.Client(base_url=url, timeout=120) as http:
 
         def open_one(_: int) -> str:
@@ -132,7 +121,7 @@ def many(url: str, gateway_pid: int, count: int) -> dict[str, Any]:
             http.post(f"/v1/sessions/{ids[0]}/exec", json={"code": f"x.append({turn})"})
         kept = http.post(f"/v1/sessions/{ids[0]}/exec", json={"code": "len(x)"}).json()
         assert kept["display"] == [{"text/plain": "150"}], kept
-        sandboxes = [pid for pid in tree(gateway_pid) if pid not in before]
+        sandboxes = [pid for pid in [gateway_pid, *descendants(gateway_pid)] if pid not in before]
         sessions_kb = sum(pss_kb(pid) for pid in sandboxes)
         gateway_growth_kb = pss_kb(gateway_pid) - gateway_before
         for session_id in ids:

@@ -117,13 +117,16 @@ def fast_path_strays() -> set[int]:
 
 
 def descendants(pid: int) -> list[int]:
+    """Every process under ``pid``: the children of each of its threads (a process a
+    thread forked is listed under that thread only), and theirs."""
     found: list[int] = []
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return found
-    for child in map(int, children):
-        found += [child, *descendants(child)]
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, children):
+            found += [child, *descendants(child)]
     return found
 
 

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.conftest import require
+from tests.sandbox.conftest import descendants
 
 from .conftest import Cluster, make_cluster
 
@@ -140,23 +141,10 @@ def test_a_dead_worker_loses_its_sessions_explicitly(cluster: Cluster) -> None:
 def _sandboxed_children(pid: int) -> list[int]:
     """bwrap processes under ``pid`` (the sessions' sandboxes)."""
     found = []
-    for child in _descendants(pid):
+    for child in descendants(pid):
         try:
             if Path(f"/proc/{child}/comm").read_text().strip() == "bwrap":
                 found.append(child)
         except OSError:
             continue
-    return found
-
-
-def _descendants(pid: int) -> list[int]:
-    children = []  # every thread's: sandboxes are forked by a thread of their own
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            children += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    found = []
-    for child in children:
-        found += [child, *_descendants(child)]
     return found
