@@ -14,6 +14,7 @@ from a short-lived request thread would die with it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -120,7 +121,7 @@ class Launcher:
     ) -> Command:
         limits = spec.limits
         options = {"output_bytes": limits.output_bytes, "database": spec.database}
-        source = resources.files("referee.sandbox.sessions").joinpath("agent.py").read_text()
+        source = _agent_source()
         runtime = self.settings.runtime_dir
         agent_args = [str(channel.read_fd), str(channel.write_fd), json.dumps(options)]
         return Command(
@@ -227,6 +228,11 @@ class Launcher:
     def _fork_forever(self) -> None:
         while (job := self._jobs.get()) is not None:
             job()
+
+
+@functools.cache
+def _agent_source() -> str:
+    return resources.files("referee.sandbox.sessions").joinpath("agent.py").read_text()
 
 
 def _cgroup(spec: SessionSpec) -> cgroups.CaseCgroup | None:

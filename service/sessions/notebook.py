@@ -16,6 +16,7 @@ import base64
 import contextlib
 import math
 import time
+from typing import Literal
 
 from referee.sandbox.sessions import ExecOutcome, SessionKind, SessionLimits
 from referee.service.http.errors import ApiError, SessionGone, Unavailable
@@ -31,6 +32,7 @@ from referee.service.sessions.schemas import ExecRequest, SessionCreate
 from referee.service.settings import RunCaps
 
 _TTL_MARGIN_S = 60.0
+Stopped = Literal["TimeLimitExceeded", "Error"]
 
 
 class Notebook:
@@ -113,11 +115,8 @@ class Notebook:
             files[path] = base64.b64encode(data).decode()
         return files
 
-    def _failed(self, status: str, started: float, why: str) -> RunJupyterResponse:
-        driver = CommandRunResult(
-            status="TimeLimitExceeded" if status == "TimeLimitExceeded" else "Error",
-            execution_time=time.monotonic() - started,
-        )
+    def _failed(self, status: Stopped, started: float, why: str) -> RunJupyterResponse:
+        driver = CommandRunResult(status=status, execution_time=time.monotonic() - started)
         message = "; ".join([why, *self.notes])
         return RunJupyterResponse(status="Failed", driver=driver, message=message)
 

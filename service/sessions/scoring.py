@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.service.http.errors import ApiError, SessionGone, Unavailable
+from referee.service.http.errors import ApiError, SessionGone
 from referee.service.sessions.backend import SessionBackend
 from referee.verifiers.base import echo
 from referee.verifiers.registry import Registry, UnknownVerifier
@@ -155,6 +155,6 @@ def _failure(exc: ApiError) -> Result:
     message = f"params.session: {exc.message}"
     if isinstance(exc, SessionGone):
         return Result.failed(Status.ERROR, exc.code, message, retryable=False)
-    if isinstance(exc, Unavailable) or exc.status_code >= 500:
+    if exc.status_code >= 500:  # the server's side: unavailable, not configured...
         return Result.failed(Status.ERROR, exc.code, message)
     return Result.failed(Status.INVALID, exc.code, message)
