@@ -180,10 +180,18 @@ def kill_strays(keep: set[int]) -> None:
         time.sleep(0.002)
 
 
-def error_of(exc: BaseException) -> dict[str, Any]:
+def error_of(exc: BaseException, cap: int) -> dict[str, Any]:
+    """An exception as Jupyter shows it, its text cut at ``cap`` characters (a message
+    of any size would otherwise make a reply larger than the host accepts)."""
     tb = exc.__traceback__
     lines = traceback.format_exception(type(exc), exc, tb.tb_next if tb else None)
-    return {"ename": type(exc).__name__, "evalue": str(exc), "traceback": lines}
+    kept, left = [], cap
+    for line in lines:
+        if left <= 0:
+            break
+        kept.append(line[:left])
+        left -= len(kept[-1])
+    return {"ename": type(exc).__name__, "evalue": str(exc)[:cap], "traceback": kept}
 
 
 class PythonKind:
@@ -233,7 +241,7 @@ class PythonKind:
         except ExecTimeout:
             raise
         except BaseException as exc:  # noqa: BLE001 - reported, the session goes on
-            outcome.update(exit_code=1, error=error_of(exc))
+            outcome.update(exit_code=1, error=error_of(exc, self.display_bytes))
 
 
 class BashKind:
@@ -335,6 +343,7 @@ class SqliteKind:
 
     def __init__(self, capture: Capture, options: dict[str, Any]) -> None:
         self.capture = capture
+        self.display_bytes = int(options["output_bytes"])
         self.connection = sqlite3.connect(
             os.path.join(WORK, options["database"]), isolation_level=None
         )
@@ -347,12 +356,12 @@ class SqliteKind:
             for statement in statements(code):
                 cursor = self.connection.execute(statement)
                 if cursor.description:
-                    outcome["display"] = [table(cursor)]
+                    outcome["display"] = [table(cursor, self.display_bytes)]
         except sqlite3.Error as exc:
             if time.monotonic() > deadline:
                 outcome.update(status="timeout", exit_code=None)
             else:
-                outcome.update(exit_code=1, error=error_of(exc))
+                outcome.update(exit_code=1, error=error_of(exc, self.display_bytes))
         finally:
             self.connection.set_progress_handler(None, 0)
         return outcome
@@ -371,13 +380,21 @@ def statements(code: str) -> list[str]:
     return found
 
 
-def table(cursor: sqlite3.Cursor) -> dict[str, Any]:
+def table(cursor: sqlite3.Cursor, cap: int) -> dict[str, Any]:
+    """The query's rows: at most `MAX_ROWS`, and as many as fit ``cap`` characters."""
     columns = [d[0] for d in cursor.description]
     rows = cursor.fetchmany(MAX_ROWS + 1)
-    cells = [[base64.b64encode(v).decode() if isinstance(v, bytes) else v for v in r] for r in rows]
-    text = "\n".join("|".join("" if v is None else str(v) for v in row) for row in cells[:MAX_ROWS])
-    data = {"columns": columns, "rows": cells[:MAX_ROWS], "truncated": len(rows) > MAX_ROWS}
-    return {"text/plain": text, "application/json": data}
+    cells, lines, size = [], [], 0
+    for row in rows[:MAX_ROWS]:
+        cell = [base64.b64encode(v).decode() if isinstance(v, bytes) else v for v in row]
+        line = "|".join("" if v is None else str(v) for v in cell)
+        size += len(line) + 1
+        if size > cap:
+            break
+        cells.append(cell)
+        lines.append(line)
+    data = {"columns": columns, "rows": cells, "truncated": len(cells) < len(rows)}
+    return {"text/plain": "\n".join(lines), "application/json": data}
 
 
 KINDS: dict[str, type[PythonKind | BashKind | SqliteKind]] = {

@@ -186,6 +186,31 @@ def test_background_processes_do_not_outlive_their_command(open_session: Open) -
         assert int(alive) == (2 if kind == "python" else 5), (kind, counted)
 
 
+@pytest.mark.parametrize(
+    ("kind", "code"),
+    [
+        ("python", "raise ValueError('x' * 5_000_000)"),
+        (
+            "sqlite",
+            "with recursive c(x) as (select 1 union all select x + 1 from c "
+            "limit 900) select x, printf('%.1000c', 'y') from c",
+        ),
+    ],
+    ids=["huge_exception", "wide_rows"],
+)
+def test_large_answers_are_cut_not_fatal(open_session: Open, kind: str, code: str) -> None:
+    """An exception message or query rows larger than a reply may be are cut to the
+    output limit; the session answers and goes on."""
+    session = open_session(kind)
+    outcome = session.execute(code)
+    if kind == "python":
+        assert outcome.error is not None and len(outcome.error.evalue) == 64 << 10
+    else:
+        table = outcome.display[0]["application/json"]
+        assert table["truncated"] and 0 < len(table["rows"]) < 900
+    assert session.execute("select 1" if kind == "sqlite" else "1").status == "ok"
+
+
 def test_output_is_cut_and_says_so(open_session: Open) -> None:
     session = open_session("python")
     outcome = session.execute("print('x' * 200_000)")
