@@ -34,11 +34,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from referee.gpu_rm.encoding import Encoded
 from referee.gpu_rm.errors import BatchFailed, OutOfMemory, Overloaded
-from referee.gpu_rm.packing import PackedLayout, TokenSequence, common_prefix_length, pack
+from referee.gpu_rm.packing import PackedLayout, common_prefix_length, pack
 
 
 class Scorer(Protocol):
-    """What the batcher drives: S rows of K raw scores for a packed row."""
+    """What the batcher drives: a row of raw scores for every scored position of a packed
+    row (`PackedLayout.scored_rows` order: sequence by sequence)."""
 
     def score_layout(self, layout: PackedLayout) -> list[list[float]]: ...
 
@@ -63,11 +64,17 @@ class DeadlineExpired(Exception):
 
 @dataclass
 class Scored:
-    """One item's raw scores and how its batch went (reported in the item's details)."""
+    """One item's raw scores, a row per scored position, and how its batch went (reported
+    in the item's details)."""
 
-    scores: list[float]
+    rows: list[list[float]]
     batch_items: int
     shared_prefix_tokens: int
+
+    @property
+    def scores(self) -> list[float]:
+        """The row of the last scored position (an item scored once: its only row)."""
+        return self.rows[-1]
 
 
 @dataclass
@@ -173,7 +180,7 @@ class Batcher:
 
     def _prepare(self, batch: list[_Pending]) -> _Prepared:
         batch.sort(key=lambda p: len(p.encoded.ids), reverse=True)
-        layout = pack([TokenSequence(p.encoded.ids, p.encoded.share_key) for p in batch])
+        layout = pack([p.encoded.sequence() for p in batch])
         scorer = self._scorer
         try:
             ready = scorer.prepare(layout) if isinstance(scorer, PreparingScorer) else layout
@@ -281,8 +288,13 @@ class Batcher:
         self.stats.logical_tokens += layout.logical_tokens
         shared = {end: unit.prefix[1] - unit.prefix[0] for unit in layout.units
                   for _, end in unit.suffixes}  # fmt: skip
-        for pending, row, end in zip(batch, rows, layout.ends, strict=True):
-            pending.future.set_result(Scored(row, len(batch), shared[end]))
+        if len(rows) != sum(map(len, layout.rows)):
+            raise BatchFailed(f"the scorer returned {len(rows)} rows for {layout.rows}")
+        taken = 0
+        for pending, scored, end in zip(batch, layout.rows, layout.ends, strict=True):
+            mine = rows[taken : taken + len(scored)]
+            taken += len(scored)
+            pending.future.set_result(Scored(mine, len(batch), shared[end]))
 
 
 def out_of_memory(exc: BaseException) -> bool:

@@ -10,13 +10,17 @@ Truncation policy when prompt + response exceed ``max_length`` tokens:
 - ``keep_start``: drop tokens from the end (what ``truncation=True`` does in Transformers);
 - ``reject``: the item is invalid (``too_long``).
 Truncation is reported in the item's details. Untrusted text: lone surrogates and other
-text that cannot be encoded are rejected naming the field, never passed to the tokenizer.
+text that cannot be encoded are rejected naming the field, never passed to the tokenizer;
+a response that spells one of the model's special tokens is rejected too (``special_token``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from referee.gpu_rm.packing import TokenSequence
+from referee.gpu_rm.vocabulary import special_strings
 
 Truncation = Literal["keep_end", "keep_start", "reject"]
 
@@ -33,11 +37,18 @@ class Rejected(Exception):
 @dataclass
 class Encoded:
     """Token ids ready to pack; ``share_key`` is the prompt (items with equal prompts may
-    share their common prefix); ``details`` go into the item's result."""
+    share their common prefix); ``scored`` and ``candidates`` as in `TokenSequence`;
+    ``details`` go into the item's result."""
 
     ids: list[int]
     share_key: str
     details: dict[str, Any] = field(default_factory=dict)
+    scored: tuple[int, ...] = ()
+    candidates: tuple[int, ...] = ()
+
+    def sequence(self) -> TokenSequence:
+        """What the packer takes."""
+        return TokenSequence(self.ids, self.share_key, self.scored, self.candidates)
 
 
 Turn = dict[str, str]
@@ -45,13 +56,16 @@ Turn = dict[str, str]
 
 class ChatEncoder:
     """Applies a tokenizer's chat template and the truncation policy. Thread-safe as far as
-    the underlying fast tokenizer is (HF fast tokenizers are, for encoding)."""
+    the underlying fast tokenizer is (HF fast tokenizers are, for encoding). The pieces
+    (`render`, `tokenize`, `truncate`, `check`) serve the generative and process encoders
+    too."""
 
     def __init__(self, tokenizer: Any, max_length: int) -> None:
-        self._tokenizer = tokenizer
+        self.tokenizer = tokenizer
         self.max_length = max_length
         self._bos: int | None = tokenizer.bos_token_id
         self._unk: int | None = tokenizer.unk_token_id
+        self.specials = special_strings(tokenizer)
 
     def encode(self, prompt: list[Turn], response: list[Turn], truncation: Truncation) -> Encoded:
         """Encode one item; raises `Rejected` for empty or unencodable text or, under
@@ -60,27 +74,67 @@ class ChatEncoder:
             raise Rejected("empty_response", "response: is empty")
         for name, turns in (("prompt", prompt), ("response", response)):
             for turn in turns:
-                _check_encodable(name, turn["content"])
-        text = self._render(prompt + response)
+                self.check(name, turn["content"], untrusted=name == "response")
+        ids, _ = self.tokenize(self.render(prompt + response))
+        details = self.describe(ids)
+        ids, _ = self.truncate(ids, truncation, details)
+        return Encoded(ids=ids, share_key=self.render(prompt) if prompt else "", details=details)
+
+    def check(self, field_name: str, text: str, untrusted: bool) -> None:
+        """Raise `Rejected` for text that cannot be encoded or, when ``untrusted`` (a
+        policy's output), that spells a special token: tokenised, it would be that token,
+        and a response could close its own turn and write the verdict after it."""
+        _check_encodable(field_name, text)
+        if not untrusted:
+            return
+        for special in self.specials:
+            if special in text:
+                raise Rejected(
+                    "special_token",
+                    f"{field_name}: contains the model's special token {special!r} "
+                    "(it would be read as conversation structure, not as text)",
+                )
+
+    def render(self, turns: list[Turn], generation_prompt: bool = False) -> str:
+        """The chat template applied to ``turns`` (joined by blank lines without one)."""
+        if getattr(self.tokenizer, "chat_template", None):
+            return str(self.tokenizer.apply_chat_template(
+                turns, tokenize=False, add_generation_prompt=generation_prompt))  # fmt: skip
+        return "\n\n".join(turn["content"] for turn in turns)
+
+    def tokenize(self, text: str, spans: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids of ``text`` with special tokens and, when asked (fast tokenizers only), each
+        token's character span; a BOS the template wrote and the tokenizer added again is
+        dropped."""
         try:
-            ids: list[int] = list(self._tokenizer(text, add_special_tokens=True)["input_ids"])
+            found = self.tokenizer(text, add_special_tokens=True, return_offsets_mapping=spans)
         except Exception as exc:  # noqa: BLE001 - tokenizers raise many types on bad text
             raise Rejected("untokenizable", f"response: does not tokenize: {exc}") from None
+        ids = list(found["input_ids"])
+        spans_found = [(int(a), int(b)) for a, b in found.get("offset_mapping", [])]
         if self._bos is not None and len(ids) > 1 and ids[0] == ids[1] == self._bos:
-            ids = ids[1:]
+            return ids[1:], spans_found[1:]
+        return ids, spans_found
+
+    def describe(self, ids: list[int]) -> dict[str, Any]:
+        """The details every encoding reports: its length and unknown tokens."""
         details: dict[str, Any] = {"tokens": len(ids)}
         if self._unk is not None and (unknown := ids.count(self._unk)):
             details["unknown_tokens"] = unknown
-        if len(ids) > self.max_length:
-            ids = self._truncate(ids, truncation, details)
-        return Encoded(ids=ids, share_key=self._render(prompt) if prompt else "", details=details)
+        return details
 
-    def _render(self, turns: list[Turn]) -> str:
-        if getattr(self._tokenizer, "chat_template", None):
-            return str(self._tokenizer.apply_chat_template(turns, tokenize=False))
-        return "\n\n".join(turn["content"] for turn in turns)
-
-    def _truncate(self, ids: list[int], policy: Truncation, details: dict[str, Any]) -> list[int]:
+    def truncate(
+        self,
+        ids: list[int],
+        policy: Truncation,
+        details: dict[str, Any],
+        scored: tuple[int, ...] = (),
+    ) -> tuple[list[int], tuple[int, ...]]:
+        """``ids`` cut to ``max_length`` by ``policy`` (recorded in ``details``) and the
+        ``scored`` offsets moved with them; `Rejected` (``too_long``) under ``reject`` or
+        when a scored token would be cut away."""
+        if len(ids) <= self.max_length:
+            return ids, scored
         dropped = len(ids) - self.max_length
         if policy == "reject":
             raise Rejected(
@@ -88,13 +142,21 @@ class ChatEncoder:
                 f"response: {len(ids)} tokens exceed the model's max_length {self.max_length}",
             )
         if policy == "keep_start":
-            kept = ids[: self.max_length]
+            kept, cut, shift = ids[: self.max_length], self.max_length, 0
+            lost = any(offset >= cut for offset in scored)
         else:
             head = 1 if self._bos is not None and ids[0] == self._bos else 0
-            kept = ids[:head] + ids[head + dropped :]
+            kept, shift = ids[:head] + ids[head + dropped :], dropped
+            lost = any(head <= offset < head + dropped for offset in scored)
+        if lost:
+            raise Rejected(
+                "too_long",
+                f"response: {len(ids)} tokens exceed max_length {self.max_length} and "
+                f"{policy} would cut a scored token away",
+            )
         details["truncated"] = {"policy": policy, "dropped_tokens": dropped}
         details["tokens"] = len(kept)
-        return kept
+        return kept, tuple(offset - shift if offset >= shift else offset for offset in scored)
 
 
 def _check_encodable(field_name: str, text: str) -> None:

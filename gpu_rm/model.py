@@ -1,11 +1,13 @@
-"""A loaded reward model: a local Hugging Face ``*ForSequenceClassification`` directory.
+"""A loaded model: a local Hugging Face directory with a sequence-classification,
+token-classification or causal-LM head (`ModelSpec.head`).
 
 Loading swaps the backbone's final norm for an identity, so the backbone returns hidden
-states *before* the final norm; the norm and the reward head then run only on each
-sequence's last token (`gpu_rm.kernels`). The backbone runs with `gpu_rm.attention`, so a
-`PackedLayout` row is one forward pass with no padding; a model whose attention packing
-cannot reproduce is scored on plain padded batches instead (`gpu_rm.support`). Files come
-only from disk (``local_files_only``): nothing is downloaded at run time.
+states *before* the final norm; the norm and the head (`gpu_rm.heads`) then run only on
+the scored positions: each sequence's last token, or the positions it names. The
+backbone runs with `gpu_rm.attention`, so a `PackedLayout` row is one forward pass with
+no padding; a model whose attention packing cannot reproduce is scored on plain padded
+batches instead (`gpu_rm.support`). Files come only from disk (``local_files_only``):
+nothing is downloaded at run time.
 
 Loading ends with a small forward (`WARMUP`), so kernels that must compile for this
 device compile then: a failure there makes the model unavailable with the reason, never
@@ -23,24 +25,23 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import (
-    AutoModelForSequenceClassification,
-    AutoTokenizer,
-    PreTrainedTokenizerFast,
-)
+from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from transformers.utils import logging as hf_logging
 
 from referee.gpu_rm.attention import PackedRow, packed_row, register_packed_attention, to_device
 from referee.gpu_rm.encoding import ChatEncoder
 from referee.gpu_rm.errors import ModelMisconfigured, ModelUnavailable
-from referee.gpu_rm.kernels import ScoreHead, score_last_tokens
+from referee.gpu_rm.heads import AUTO_CLASSES, head_of
+from referee.gpu_rm.judging import JudgeEncoder
 from referee.gpu_rm.packing import PackedLayout, TokenSequence, pack
 from referee.gpu_rm.settings import ModelSpec
+from referee.gpu_rm.steps import StepEncoder
 from referee.gpu_rm.support import PADDED, choose
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 WARMUP = ([1, 5, 6, 7, 8], [1, 5, 6, 9])
-"""Two short sequences sharing a prefix: every path of a packed forward, in a moment."""
+"""Two short sequences sharing a prefix: every path of a packed forward, in a moment (an
+``lm`` head scores tokens 1 and 2 there)."""
 
 
 @dataclass(frozen=True)
@@ -63,24 +64,30 @@ def resolve_placement(spec: ModelSpec) -> Placement:
 
 
 class RewardModel:
-    """Scores packed rows. ``labels`` names the K outputs; ``objective`` indexes the reward."""
+    """Scores packed rows. ``labels`` names the K outputs of a classifier head (none for an
+    ``lm`` head); ``objective`` indexes a sequence classifier's reward."""
 
     def __init__(self, name: str, spec: ModelSpec, model: Any, tokenizer: Any) -> None:
         self.name = name
         self.spec = spec
+        self.tokenizer = tokenizer
         self._backbone = getattr(model, model.base_model_prefix)
-        self._final_norm: torch.nn.Module = self._backbone.norm
-        self._head_module: torch.nn.Linear = model.score
-        self.head = _score_head(self._final_norm, self._head_module)
-        # The backbone now returns pre-norm states; the norm runs on last tokens only.
+        self.head = head_of(model, spec.head)
+        # The backbone now returns pre-norm states; the norm runs on scored rows only.
         self._backbone.norm = torch.nn.Identity()
         self.device = next(model.parameters()).device
         config = model.config
         id2label = getattr(config, "id2label", None) or {}
-        self.labels = [str(id2label.get(i, f"output_{i}")) for i in range(config.num_labels)]
-        self.objective = _objective_index(spec.objective, self.labels)
+        count = 0 if spec.head == "lm" else config.num_labels
+        self.labels = [str(id2label.get(i, f"output_{i}")) for i in range(count)]
+        self.objective = _objective_index(spec.objective, self.labels) if count else 0
+        self.positive = 0
+        if spec.head == "token" and count > 1:
+            self.positive = _objective_index(spec.steps.positive_label, self.labels)
         limit = getattr(config, "max_position_embeddings", None) or 4096
         self.encoder = ChatEncoder(tokenizer, min(spec.max_length or limit, limit))
+        self.judge = JudgeEncoder(self.encoder, spec.judge) if spec.head == "lm" else None
+        self.steps = StepEncoder(self.encoder, spec.steps, spec.head)
         self.mode, self.note = choose(spec.attention, model, self.device)
         self.pad_id = int(getattr(config, "pad_token_id", None) or 0)
         self._copies = CopyStream(self.device)
@@ -96,7 +103,7 @@ class RewardModel:
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # a server's logs are not a terminal
         try:
             tokenizer = _load_tokenizer(spec.path)
-            model = AutoModelForSequenceClassification.from_pretrained(
+            model = AUTO_CLASSES[spec.head].from_pretrained(
                 spec.path, dtype=placement.dtype, local_files_only=True
             )
             model.to(placement.device).eval()
@@ -115,7 +122,9 @@ class RewardModel:
         """Run `WARMUP` through the model: compiles what this device compiles, and raises
         `ModelUnavailable` with the reason when that fails."""
         try:
-            self.score_layout(pack([TokenSequence(ids, "warmup") for ids in WARMUP]))
+            candidates = (1, 2) if self.spec.head == "lm" else ()
+            self.score_layout(pack([TokenSequence(ids, "warmup", (), candidates)
+                                    for ids in WARMUP]))  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - a compile error can be of any type
             raise ModelUnavailable(
                 f"model {self.name!r} loaded but its first forward failed ({self.mode} "
@@ -123,16 +132,19 @@ class RewardModel:
             ) from None
 
     def score_layout(self, layout: PackedLayout) -> list[list[float]]:
-        """S rows of K raw scores for the sequences of ``layout``, in input order."""
-        return [[float(v) for v in row] for row in self.score_tensor(layout).tolist()]
+        """A row of scores per scored position of ``layout`` (`PackedLayout.scored_rows`
+        order): K raw outputs of a classifier head, or an ``lm`` head's log-probabilities
+        over the sequence's own candidates."""
+        return _rows(self.score_tensor(layout), layout)
 
     def score_tensor(self, layout: PackedLayout) -> torch.Tensor:
-        """(S, K) float32 raw scores on CPU for the sequences of ``layout``, input order."""
+        """(P, K) float32 scores on CPU at the scored positions of ``layout``, in order."""
         return self._scores(self.prepare(layout))
 
     def score_prepared(self, prepared: Any) -> list[list[float]]:
         """`score_layout` for what `prepare` returned (the batcher's runner thread)."""
-        return [[float(v) for v in row] for row in self._scores(prepared).tolist()]
+        layout = prepared if isinstance(prepared, PackedLayout) else prepared.row.layout
+        return _rows(self._scores(prepared), layout)
 
     def prepare(self, layout: PackedLayout) -> Ready | PackedLayout:
         """The host side of a forward, done ahead on another thread: the row's tensors,
@@ -143,8 +155,10 @@ class RewardModel:
             row = packed_row(layout, self.device, self.mode, self.spec.row_bucket)  # type: ignore[arg-type]
             ids = torch.full((1, row.length), self.pad_id, dtype=torch.long)
             ids[0, : layout.computed_tokens] = torch.tensor(layout.input_ids, dtype=torch.long)
-            ends = torch.tensor(layout.ends, dtype=torch.long)
-            ready = Ready(row, to_device(ids, self.device), to_device(ends, self.device))
+            rows = torch.tensor(layout.scored_rows(), dtype=torch.long)
+            found = _candidates(layout) if self.spec.head == "lm" else None
+            ready = Ready(row, to_device(ids, self.device), to_device(rows, self.device),
+                          None if found is None else to_device(found, self.device))  # fmt: skip
             ready.copied = self._copies.record()
         return ready
 
@@ -159,7 +173,8 @@ class RewardModel:
                 input_ids=prepared.ids, position_ids=row.position[None, :], packed=row,
                 use_cache=False,
             )  # fmt: skip
-            return self._head(out.last_hidden_state[0], prepared.ends)
+            hidden = out.last_hidden_state[0]
+            return self.head.scores(hidden, prepared.rows, prepared.candidates).cpu()
         except torch.OutOfMemoryError:
             torch.cuda.empty_cache()  # give the smaller retries the cached blocks back
             raise
@@ -177,19 +192,13 @@ class RewardModel:
             input_ids=ids.to(self.device), attention_mask=mask.to(self.device), use_cache=False
         )
         hidden = out.last_hidden_state.reshape(-1, out.last_hidden_state.shape[-1])
-        ends = torch.tensor(
-            [row * width + len(seq) for row, seq in enumerate(sequences)], device=self.device
-        )
-        return self._head(hidden, ends)
-
-    def _head(self, hidden: torch.Tensor, ends: torch.Tensor) -> torch.Tensor:
-        """Norm and head on the tokens before ``ends`` of ``hidden`` (N, D): (S, K) on CPU."""
-        if self.head is not None:
-            scores = score_last_tokens(hidden, ends, self.head)
-        else:  # a final norm the kernel does not know: same gather, the model's own modules
-            rows = self._final_norm(hidden.index_select(0, ends - 1))
-            scores = self._head_module(rows).to(torch.float32)
-        return scores.cpu()
+        rows = torch.tensor(
+            [index * width + offset for index, offsets in enumerate(layout.offsets)
+             for offset in offsets], device=self.device,
+        )  # fmt: skip
+        found = _candidates(layout) if self.spec.head == "lm" else None
+        found = None if found is None else found.to(self.device)
+        return self.head.scores(hidden, rows, found).cpu()
 
     def reward(self, scores: list[float]) -> tuple[float, dict[str, float]]:
         """The reward (the objective's score after the activation) and every raw output."""
@@ -210,12 +219,14 @@ class Ready:
 
     row: PackedRow
     ids: torch.Tensor
-    ends: torch.Tensor
+    rows: torch.Tensor
+    candidates: torch.Tensor | None
     copied: Any = None
 
     def tensors(self) -> list[torch.Tensor]:
         row = self.row
-        return [self.ids, self.ends, row.unit, row.segment, row.in_prefix, row.position]
+        extra = [] if self.candidates is None else [self.candidates]
+        return [self.ids, self.rows, row.unit, row.segment, row.in_prefix, row.position, *extra]
 
 
 class CopyStream:
@@ -266,20 +277,26 @@ def _load_tokenizer(path: str) -> Any:
     return AutoTokenizer.from_pretrained(path, local_files_only=True)
 
 
-def _score_head(norm: torch.nn.Module, head: torch.nn.Linear) -> ScoreHead | None:
-    """The kernel's view of an RMS final norm (Llama, Qwen, Mistral, Gemma); None for others."""
-    kind = type(norm).__name__
-    eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
-    weight = getattr(norm, "weight", None)
-    if not kind.endswith("RMSNorm") or eps is None or not isinstance(weight, torch.Tensor):
-        return None
-    return ScoreHead(
-        norm_weight=weight.detach(),
-        norm_eps=float(eps),
-        head_weight=head.weight.detach().contiguous(),
-        head_bias=None if head.bias is None else head.bias.detach(),
-        norm_offset=1.0 if kind.startswith("Gemma") else 0.0,
-    )
+def _candidates(layout: PackedLayout) -> torch.Tensor:
+    """(P, K) vocabulary ids per scored position, -1 padding the shorter sets."""
+    width = max((len(c) for c in layout.candidates), default=0)
+    table = [
+        list(found) + [-1] * (width - len(found))
+        for found, rows in zip(layout.candidates, layout.rows, strict=True)
+        for _ in rows
+    ]
+    return torch.tensor(table, dtype=torch.long).reshape(len(table), width)
+
+
+def _rows(scores: torch.Tensor, layout: PackedLayout) -> list[list[float]]:
+    """``scores`` (P, K) as lists; an ``lm`` head's rows cut to their sequence's own
+    candidates (the padding is not a score)."""
+    table = scores.tolist()
+    if not any(layout.candidates):
+        return [[float(v) for v in row] for row in table]
+    widths = [len(found) for found, rows in zip(layout.candidates, layout.rows, strict=True)
+              for _ in rows]  # fmt: skip
+    return [[float(v) for v in row[:width]] for row, width in zip(table, widths, strict=True)]
 
 
 def _objective_index(objective: str | int, labels: list[str]) -> int:

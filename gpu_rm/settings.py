@@ -16,10 +16,75 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DType = Literal["float32", "bfloat16", "float16", "auto"]
 Activation = Literal["none", "sigmoid", "tanh"]
 Attention = Literal["auto", "flex", "segments", "padded"]
+HeadKind = Literal["sequence", "token", "lm"]
+
+JUDGE_TEMPLATE = (
+    "Judge the response to the question.\n\nQuestion:\n{prompt}\n\nResponse:\n{response}"
+    "\n\nIs the response correct? Answer Yes or No."
+)
+SCORE_TEMPLATE = (
+    "Rate the response to the question.\n\nQuestion:\n{prompt}\n\nResponse:\n{response}"
+    "\n\nRate the response's quality from 1 (worst) to 5 (best). Answer with the number."
+)
+PAIR_TEMPLATE = (
+    "Compare two responses to the question.\n\nQuestion:\n{prompt}\n\nResponse A:\n"
+    "{response}\n\nResponse B:\n{reference}\n\nWhich response is better? Answer A or B."
+)
+
+
+class JudgeSpec(BaseModel):
+    """How a generative reward model (``head: lm``, the ``grm`` verifier) is asked.
+
+    Templates fill ``{prompt}``, ``{response}`` and ``{reference}`` (nothing else is
+    interpreted) and become the user turn of the model's chat template, followed by its
+    generation prompt; the verdict is read at the next token. Token strings that are not
+    one token of the model's vocabulary are ignored; a set with none left makes the model
+    unusable for that mode (its items are ``invalid``, ``unsupported_mode``). A verdict
+    reads at most 64 tokens (`gpu_rm.kernels.triton_tokens.MAX_CANDIDATES`): the lists are
+    capped so that no configuration can exceed it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: str = Field(default=JUDGE_TEMPLATE, max_length=20_000)
+    score_template: str = Field(default=SCORE_TEMPLATE, max_length=20_000)
+    pairwise_template: str = Field(default=PAIR_TEMPLATE, max_length=20_000)
+    yes_tokens: list[str] = Field(
+        default_factory=lambda: ["Yes", "yes", " Yes", " yes"], max_length=32
+    )
+    no_tokens: list[str] = Field(default_factory=lambda: ["No", "no", " No", " no"], max_length=32)
+    score_tokens: dict[str, float] = Field(
+        default_factory=lambda: {str(n): float(n) for n in range(1, 6)}, max_length=64
+    )
+    """G-Eval: the expected score over these tokens (the reward is that expectation)."""
+    first_tokens: list[str] = Field(default_factory=lambda: ["A", " A"], max_length=32)
+    second_tokens: list[str] = Field(default_factory=lambda: ["B", " B"], max_length=32)
+
+
+class StepSpec(BaseModel):
+    """How a process reward model (the ``prm`` verifier) reads steps.
+
+    The response's steps (split by the item's ``step_separator``) are written back joined
+    by ``joiner``, each followed by ``tag`` (Math-Shepherd's "ки", Qwen's "<extra_0>"); a
+    step is scored at its tag's last token, or at its own last token when ``tag`` is empty.
+    ``head: token`` models give P(label ``positive_label``) from their classifier (a
+    sigmoid for one label); ``head: lm`` models P(positive | positive or negative tokens).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tag: str = Field(default="", max_length=64)
+    joiner: str = Field(default="\n\n", max_length=64)
+    positive_tokens: list[str] = Field(default_factory=lambda: ["+"], max_length=32)
+    negative_tokens: list[str] = Field(default_factory=lambda: ["-"], max_length=32)
+    positive_label: str | int = 1
 
 
 class ModelSpec(BaseModel):
-    """One reward model, a Hugging Face ``*ForSequenceClassification`` directory on disk.
+    """One model, a Hugging Face directory on disk: a reward model
+    (``*ForSequenceClassification``, ``head: sequence``, the ``rm`` verifier), a token
+    classifier (``head: token``, a process reward model) or a causal LM (``head: lm``,
+    the ``grm`` verifier and process reward models read from yes/no tokens).
 
     ``device``/``dtype`` of ``auto`` mean: CUDA and bfloat16 when a GPU is present, else
     CPU and float32. ``max_length`` caps prompt + response tokens (None: the model's
@@ -31,6 +96,7 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str
+    head: HeadKind = "sequence"
     dtype: DType = "auto"
     device: str = "auto"
     max_length: int | None = Field(default=None, gt=1)
@@ -44,6 +110,8 @@ class ModelSpec(BaseModel):
     packing cannot reproduce (bidirectional, chunked, or an unverified architecture)."""
     row_bucket: int = Field(default=1024, ge=1)
     """Flex rows are padded to a multiple of this, so compiled kernels are reused."""
+    judge: JudgeSpec = Field(default_factory=JudgeSpec)
+    steps: StepSpec = Field(default_factory=StepSpec)
 
     def path_problem(self) -> str | None:
         """Why ``path`` cannot hold a Hugging Face model, or None. Models load from local

@@ -14,9 +14,11 @@ from referee.verifiers.code import CodeVerifier, VerilogVerifier
 from referee.verifiers.code.raw_run import RawRunVerifier
 from referee.verifiers.code.runtime import SandboxHandle
 from referee.verifiers.engines import EngineSettings
+from referee.verifiers.generative_rm import GenerativeRMVerifier
 from referee.verifiers.instructions import InstructionsVerifier
 from referee.verifiers.judge import JudgeVerifier
 from referee.verifiers.math import MathVerifier
+from referee.verifiers.process_rm import ProcessRMVerifier
 from referee.verifiers.python_grader import PythonGraderVerifier
 from referee.verifiers.reasoning import ReasoningGymVerifier
 from referee.verifiers.registry import Registry
@@ -38,8 +40,11 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
     from the environment now). The sandbox verifiers share one lazily made sandbox."""
     engines = engines or EngineSettings.from_env()
     sandbox = SandboxHandle(engines.sandbox)
+    models = ModelRegistry(engines.rm)  # one batcher per model, whichever verifier asks
     return [
-        RewardModelVerifier(ModelRegistry(engines.rm)),
+        RewardModelVerifier(models),
+        GenerativeRMVerifier(models),
+        ProcessRMVerifier(models),
         StringVerifier(),
         ChoiceVerifier(),
         FormatVerifier(),

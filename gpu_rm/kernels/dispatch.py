@@ -1,4 +1,4 @@
-"""Choose the scoring implementation: the Triton kernel on CUDA, the reference elsewhere."""
+"""Choose the scoring implementations: the Triton kernels on CUDA, the references elsewhere."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Literal
 
 import torch
 
-from referee.gpu_rm.kernels.head import ScoreHead
-from referee.gpu_rm.kernels.reference import score_reference
+from referee.gpu_rm.kernels.head import ScoreHead, TokenHead
+from referee.gpu_rm.kernels.reference import score_reference, token_logprobs_reference
 
 Backend = Literal["auto", "triton", "reference"]
 
@@ -30,3 +30,23 @@ def score_last_tokens(
             raise
         return score_reference(hidden, ends, head)
     return score_triton(hidden, ends, head)
+
+
+def token_logprobs(
+    hidden: torch.Tensor,
+    rows: torch.Tensor,
+    candidates: torch.Tensor,
+    head: TokenHead,
+    backend: Backend = "auto",
+) -> torch.Tensor:
+    """(P, K) float32 log-probabilities over each position's candidate tokens (the
+    contract: `token_logprobs_reference`); backends chosen as in `score_last_tokens`."""
+    if backend == "reference" or (backend == "auto" and not hidden.is_cuda):
+        return token_logprobs_reference(hidden, rows, candidates, head)
+    try:
+        from referee.gpu_rm.kernels.triton_tokens import token_logprobs_triton  # noqa: PLC0415 - Triton loads with the first CUDA batch
+    except ImportError:
+        if backend == "triton":
+            raise
+        return token_logprobs_reference(hidden, rows, candidates, head)
+    return token_logprobs_triton(hidden, rows, candidates, head)

@@ -19,7 +19,7 @@ import triton  # type: ignore[import-untyped]
 from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
 from triton.compiler import ASTSource  # type: ignore[import-untyped]
 
-from referee.gpu_rm.kernels import triton_score
+from referee.gpu_rm.kernels import triton_score, triton_tokens
 from referee.gpu_rm.kernels.build import Build
 
 ARCHITECTURES: tuple[int, ...] = (80, 90)
@@ -30,7 +30,11 @@ _FLOAT_TYPES = ("fp32", "bf16", "fp16")
 
 def builds() -> list[Build]:
     """Every kernel in every dtype its launcher passes."""
-    return [b for dtype in _FLOAT_TYPES for b in triton_score.builds(dtype)]
+    return [
+        b
+        for dtype in _FLOAT_TYPES
+        for b in (*triton_score.builds(dtype), *triton_tokens.builds(dtype))
+    ]
 
 
 def compile_build(build: Build, arch: int) -> dict[str, Any]:

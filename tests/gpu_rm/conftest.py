@@ -102,3 +102,88 @@ def random_text(rng: random.Random, n_words: int) -> str:
 def text() -> Callable[[int, int], str]:
     """``text(n_words, seed)``: reproducible random text in the tokenizer's vocabulary."""
     return lambda n, seed: random_text(random.Random(seed), n)
+
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+BPE_SPECIALS = ["<pad>", "<s>", "</s>", "<|im_start|>", "<|im_end|>", "<extra_0>"]
+BPE_CORPUS = (
+    "Judge the response to the question. Question: Response: Is the response correct? "
+    "Answer Yes or No. Rate the response's quality from 1 (worst) to 5 (best). Answer "
+    "with the number. Compare two responses. Which response is better? Answer A or B. "
+    "Yes No yes no Step one two three the answer is so we add and then ки + - "
+    "user assistant system\n\n"
+)
+
+
+def build_bpe_tokenizer(path: Path) -> Any:
+    """A byte-level BPE tokenizer trained here on a small corpus (real merges and
+    character offsets, as production tokenizers have), with ChatML special tokens and a
+    ChatML template; saved to ``path``."""
+    tokenizers = pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+    core = tokenizers.Tokenizer(tokenizers.models.BPE())
+    core.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=400, special_tokens=BPE_SPECIALS,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+    )  # fmt: skip
+    core.train_from_iterator([BPE_CORPUS] * 50 + [" ".join(WORDS)] * 5, trainer)
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=core, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+        additional_special_tokens=["<|im_start|>", "<|im_end|>", "<extra_0>"],
+    )  # fmt: skip
+    tok.chat_template = CHATML
+    tok.save_pretrained(path)
+    return tok
+
+
+LM_FAMILIES = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM"),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
+}
+TOKEN_FAMILIES = {"llama": ("LlamaConfig", "LlamaForTokenClassification")}
+
+
+def build_lm(path: Path, family: str, token_classes: int = 0, **overrides: Any) -> Path:
+    """Save a randomly initialised tiny causal LM of ``family`` (an `LM_FAMILIES` key),
+    or a token classifier with ``token_classes`` labels, over the BPE tokenizer."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    tok = build_bpe_tokenizer(path)
+    torch.manual_seed(4321)
+    common: dict[str, Any] = dict(
+        vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id, initializer_range=0.1, tie_word_embeddings=False,
+    )  # fmt: skip
+    if token_classes:
+        common["num_labels"] = token_classes
+    common.update(overrides)
+    table = TOKEN_FAMILIES if token_classes else LM_FAMILIES
+    config_class, model_class = table[family]
+    model = getattr(transformers, model_class)(getattr(transformers, config_class)(**common))
+    with torch.no_grad():
+        for param in model.parameters():
+            param.add_(torch.randn_like(param) * 0.05)
+    model.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def lm_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Tiny causal LMs (Llama, Qwen2, Gemma2 with soft-capping) and a two-label Llama
+    token classifier, over a byte-level BPE tokenizer."""
+    root = tmp_path_factory.mktemp("lm")
+    return {
+        "llama": build_lm(root / "llama", "llama"),
+        "qwen2": build_lm(root / "qwen2", "qwen2"),
+        "gemma2": build_lm(root / "gemma2", "gemma2", final_logit_softcapping=5.0,
+                           head_dim=16),
+        "token": build_lm(root / "token", "llama", token_classes=2),
+    }  # fmt: skip

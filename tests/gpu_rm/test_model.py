@@ -171,14 +171,14 @@ def test_a_kernel_that_fails_to_compile_fails_the_load_not_the_items(
 ) -> None:
     """Loading ends with a forward: a compile error is the model's load failure, with its
     reason in readiness, never a forward_failed on every item later."""
-    from referee.gpu_rm import model as model_module
+    from referee.gpu_rm import heads
     from referee.gpu_rm.registry import ModelRegistry
     from referee.gpu_rm.settings import RMSettings
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("NameError: Cannot access global variable Any from within @jit")
 
-    monkeypatch.setattr(model_module, "score_last_tokens", broken)
+    monkeypatch.setattr(heads, "score_last_tokens", broken)
     spec = ModelSpec(path=str(model_dirs["llama"]), dtype="float32", device="cpu")
     registry = ModelRegistry(RMSettings(models={"rm": spec}))
     with pytest.raises(ModelUnavailable, match=r"first forward failed.*Cannot access global"):

@@ -1,0 +1,86 @@
+"""Turn an item into what a generative reward model reads: a judging prompt whose next
+token is the verdict.
+
+The template (the model's, or the item's) is filled in one pass: ``{prompt}``,
+``{response}`` and ``{reference}``, nothing else, and text put in for one placeholder is
+never read again, so a response that writes "{reference}" shows those characters, not
+the reference. The filled text is the user turn of the model's chat template, followed
+by its generation prompt; the verdict is read at the last token. Items with the same
+template and prompt share their token prefix in a batch (computed once).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+from referee.gpu_rm.encoding import ChatEncoder, Encoded, Rejected, Truncation
+from referee.gpu_rm.settings import JudgeSpec
+from referee.gpu_rm.verdict import Verdict, verdict_of
+
+JudgeMode = Literal["yes_no", "score", "pairwise"]
+_PLACEHOLDER = re.compile(r"\{(prompt|response|reference)\}")
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each placeholder replaced, in one pass (see the module docstring)."""
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+
+
+class JudgeEncoder:
+    """Encodes items for one model; ``verdicts`` holds each mode's candidates (None for a
+    mode this vocabulary cannot read)."""
+
+    def __init__(self, chat: ChatEncoder, spec: JudgeSpec) -> None:
+        self.chat = chat
+        self.spec = spec
+        tokenizer = chat.tokenizer
+        self.verdicts: dict[JudgeMode, Verdict | None] = {
+            "yes_no": verdict_of(tokenizer, [(spec.yes_tokens, 1.0), (spec.no_tokens, 0.0)]),
+            "score": verdict_of(tokenizer, [([t], v) for t, v in spec.score_tokens.items()]),
+            "pairwise": verdict_of(
+                tokenizer, [(spec.first_tokens, 1.0), (spec.second_tokens, 0.0)]
+            ),
+        }
+
+    def template_for(self, mode: JudgeMode) -> str:
+        """The model's default template for ``mode``."""
+        if mode == "score":
+            return self.spec.score_template
+        if mode == "pairwise":
+            return self.spec.pairwise_template
+        return self.spec.template
+
+    def encode(
+        self,
+        texts: Mapping[str, str],
+        mode: JudgeMode,
+        template: str | None,
+        truncation: Truncation,
+    ) -> Encoded:
+        """Encode ``texts`` (``prompt``, ``response`` and, when given, ``reference``).
+        Raises `Rejected` for an empty or unencodable response, a special token in text
+        the policy wrote (the response; the reference too when pairwise, where it is the
+        other response), a template missing a placeholder the mode needs, or an over-long
+        item under ``reject`` (no policy may cut the verdict position)."""
+        verdict = self.verdicts[mode]
+        if verdict is None:
+            raise Rejected("unsupported_mode", f"params.mode: this model's vocabulary cannot "
+                           f"read {mode!r} verdicts (no single-token candidates)")  # fmt: skip
+        chosen = template if template is not None else self.template_for(mode)
+        needed = ("response", "reference") if mode == "pairwise" else ("response",)
+        for name in needed:
+            if "{" + name + "}" not in chosen:
+                raise Rejected("invalid_params", f"params.template: has no {{{name}}}")
+            if not texts.get(name, "").strip():
+                raise Rejected(f"empty_{name}", f"{name}: is empty")
+        for name, text in texts.items():
+            self.chat.check(name, text, untrusted=name in needed)
+        filled = fill(chosen, {"prompt": "", "reference": "", **texts})
+        rendered = self.chat.render([{"role": "user", "content": filled}], generation_prompt=True)
+        ids, _ = self.chat.tokenize(rendered)
+        details = {**self.chat.describe(ids), "mode": mode}
+        ids, _ = self.chat.truncate(ids, truncation, details, (len(ids) - 1,))
+        share_key = f"{chosen}\0{texts.get('prompt', '')}"
+        return Encoded(ids, share_key, details, candidates=verdict.candidates)

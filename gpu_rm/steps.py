@@ -1,0 +1,104 @@
+"""Turn an item into what a process reward model reads: the response's steps, each ending
+at a token where its score is read.
+
+The response is split at the item's separator (blank steps dropped), written back joined
+by the model's joiner with the model's tag after each step, and rendered with the prompt
+through the chat template as the assistant's turn. The scored token of a step is the one
+holding the last character of its tag (of the step itself when there is no tag), found
+through the tokenizer's character offsets, so a tag that merges with its neighbours is
+still read where it ends, never shifted. Steps whose ends fall in one token cannot be told
+apart and the item is rejected (``steps_merge``) rather than scored at a wrong place.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from referee.gpu_rm.encoding import ChatEncoder, Encoded, Rejected, Truncation, Turn
+from referee.gpu_rm.errors import ModelMisconfigured
+from referee.gpu_rm.settings import HeadKind, StepSpec
+from referee.gpu_rm.verdict import Verdict, verdict_of
+
+MAX_STEPS = 256
+
+
+class StepEncoder:
+    """Encodes items for one process reward model; ``verdict`` holds an ``lm`` head's
+    positive/negative candidates (None for a classifier head)."""
+
+    def __init__(self, chat: ChatEncoder, spec: StepSpec, head: HeadKind) -> None:
+        self.chat = chat
+        self.spec = spec
+        self.head = head
+        self.verdict: Verdict | None = None
+        if head == "lm":
+            groups = [(spec.positive_tokens, 1.0), (spec.negative_tokens, 0.0)]
+            self.verdict = verdict_of(chat.tokenizer, groups)
+
+    def split(self, response: str, separator: str) -> list[str]:
+        """The response's non-blank steps."""
+        return [step for step in response.split(separator) if step.strip()]
+
+    def encode(
+        self, prompt: list[Turn], response: str, separator: str, truncation: Truncation
+    ) -> Encoded:
+        """Encode one item; `Rejected` for an empty response, more than `MAX_STEPS`
+        steps, a special token in the response, merged step ends, or a truncation that
+        would cut a step away; `ModelMisconfigured` when the model cannot read steps."""
+        if self.head == "lm" and self.verdict is None:
+            raise ModelMisconfigured(
+                "steps.positive_tokens / steps.negative_tokens: no single token of this "
+                "model's vocabulary on one side (REFEREE_RM_MODELS)"
+            )
+        for turn in prompt:
+            self.chat.check("prompt", turn["content"], untrusted=False)
+        self.chat.check("response", response, untrusted=True)
+        steps = self.split(response, separator)
+        if not steps:
+            raise Rejected("empty_response", "response: has no non-blank step")
+        if len(steps) > MAX_STEPS:
+            raise Rejected("too_many_steps", f"response: {len(steps)} steps (at most {MAX_STEPS})")
+        built = self.spec.joiner.join(step + self.spec.tag for step in steps)
+        rendered = self.chat.render([*prompt, {"role": "assistant", "content": built}])
+        start = rendered.rfind(built)
+        if start < 0:
+            raise ModelMisconfigured(
+                "the model's chat template changes the assistant's text, so steps cannot be "
+                "located in it"
+            )
+        ids, spans = self.chat.tokenize(rendered, spans=True)
+        offsets = _tokens_at(spans, _step_ends(start, steps, self.spec))
+        if len(set(offsets)) != len(offsets):
+            raise Rejected("steps_merge", "response: two steps end inside one token "
+                           "(configure a step tag for this model)")  # fmt: skip
+        details = {**self.chat.describe(ids), "steps": len(steps)}
+        ids, offsets = self.chat.truncate(ids, truncation, details, offsets)
+        candidates = self.verdict.candidates if self.verdict is not None else ()
+        return Encoded(ids, self.chat.render(prompt) if prompt else "", details, offsets,
+                       candidates)  # fmt: skip
+
+
+def _step_ends(start: int, steps: list[str], spec: StepSpec) -> list[int]:
+    """The character index, in the rendered text, of each step's last character: its
+    tag's when there is one, else the step's last non-blank one."""
+    marks, position = [], start
+    for step in steps:
+        end = position + len(step) + len(spec.tag)
+        marks.append(end - 1 if spec.tag else position + len(step.rstrip()) - 1)
+        position = end + len(spec.joiner)
+    return marks
+
+
+def _tokens_at(spans: list[tuple[int, int]], marks: list[int]) -> tuple[int, ...]:
+    """For each character index of ``marks``, the last token starting at or before it
+    (the one holding it, or the one before a gap the tokenizer did not cover); tokens
+    without text (special tokens a post-processor adds) are never chosen."""
+    real = [token for token, (a, b) in enumerate(spans) if b > a]
+    starts = [spans[token][0] for token in real]
+    found = []
+    for mark in marks:
+        index = bisect.bisect_right(starts, mark) - 1
+        if index < 0:
+            raise Rejected("untokenizable", "response: a step's end maps to no token")
+        found.append(real[index])
+    return tuple(found)

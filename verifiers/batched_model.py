@@ -1,0 +1,280 @@
+"""What the verifiers over local models (``rm``, ``grm``, ``prm``) share: items to a
+model's in-process batcher and back.
+
+`ascore` validates each item's params, picks its model (the item's ``params.model``, or
+the only configured model with a head this verifier reads), encodes items in a thread,
+submits them to that model's batcher (`gpu_rm.batcher`) and awaits them, so items of
+concurrent requests share batches; cancelling the await (a request deadline) drops the
+items before their forward pass. A subclass says which heads it reads, how an item is
+encoded and what a scored item's result is.
+
+torch and transformers are optional (the ``gpu`` extra): `gpu_rm.registry` imports them
+with the first model it loads, and without them every item is ``error`` with code
+``not_configured``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from importlib.util import find_spec
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from referee.gpu_rm.batcher import DeadlineExpired, Scored
+from referee.gpu_rm.encoding import Encoded, Rejected, Truncation, Turn
+from referee.gpu_rm.errors import ModelMisconfigured, RewardModelError, UnknownModel
+from referee.gpu_rm.registry import ModelRegistry, ServedModel
+from referee.gpu_rm.settings import HeadKind, RMSettings
+from referee.verifiers.base import Params, describe_validation_error, echo
+from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
+
+NO_MODELS = (
+    "no {kind} models are configured: set REFEREE_RM_MODELS, e.g. "
+    """'{{"main": {{"path": "/models/my-model", "head": "{head}"}}}}'"""
+)
+
+
+class ModelParams(Params):
+    model: str | None = Field(default=None, max_length=128)
+    """A name from ``REFEREE_RM_MODELS``; may be omitted when exactly one model with a
+    head this verifier reads is configured."""
+    truncation: Truncation = "keep_end"
+    """Over-long items: drop the prompt's start (default), drop the end, or reject; a
+    policy that would cut a scored token makes the item invalid (``too_long``)."""
+
+
+Job = tuple[int, Item, Any]
+
+
+class BatchedModelVerifier:
+    """The shared machinery; see the module docstring. Thread-safe."""
+
+    name: ClassVar[str]
+    version: ClassVar[int] = 1
+    pool: ClassVar[Pool] = Pool.GPU
+    Params: ClassVar[type[BaseModel]] = ModelParams
+    description: ClassVar[str]
+    heads: ClassVar[tuple[HeadKind, ...]]
+    """The `ModelSpec.head` kinds this verifier reads."""
+    kind: ClassVar[str]
+    """What its models are called in messages ("reward", "generative reward", ...)."""
+
+    def __init__(self, registry: ModelRegistry | None = None) -> None:
+        """``registry``: the models to serve (shared by the model verifiers, so a model
+        has one batcher); None: the environment's ``REFEREE_RM_*`` settings."""
+        self._registry = registry or ModelRegistry(RMSettings())
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def model_names(self) -> list[str]:
+        """The configured models with a head this verifier reads."""
+        models = self._registry.settings.models
+        return [name for name, spec in models.items() if spec.head in self.heads]
+
+    def configuration_problem(self) -> str | None:
+        """No suitable model configured, or the ``gpu`` extra missing while some are."""
+        if not self.model_names():
+            return NO_MODELS.format(kind=self.kind, head=self.heads[0])
+        missing = [name for name in ("torch", "transformers") if find_spec(name) is None]
+        if missing:
+            extra = "the 'gpu' extra (pip install 'referee[gpu]')"
+            return f"the {self.name} verifier needs {extra}: {missing}"
+        return None
+
+    def health(self) -> dict[str, Any]:
+        """Per suitable model: loaded (with its queue), failed with the reason, or not
+        loaded yet, and a ``problem`` naming models that failed or whose path holds no
+        model. Never loads a model."""
+        names = self.model_names()
+        readiness = self._registry.readiness()
+        models = {name: readiness[name] for name in names}
+        specs = self._registry.settings.models
+        failed = [f"{name}: {m['reason']}" for name, m in models.items() if m["state"] == "failed"]
+        failed += [
+            f"{name}: {problem}"
+            for name in names
+            if models[name]["state"] == "not_loaded" and (problem := specs[name].path_problem())
+        ]
+        report: dict[str, Any] = {"models": models}
+        if failed:
+            report["problem"] = "; ".join(failed)
+        return report
+
+    def saturated(self) -> bool:
+        """True while a model's batcher queue is full (the gateway answers 429)."""
+        return self._registry.saturated()
+
+    def score(self, items: Sequence[Item]) -> list[Result]:
+        """`ascore` on a private event loop (in a helper thread if this one runs a loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.ascore(items))
+        with ThreadPoolExecutor(max_workers=1) as helper:
+            return helper.submit(asyncio.run, self.ascore(items)).result()
+
+    async def ascore(self, items: Sequence[Item]) -> list[Result]:
+        """One result per item, in order. Never raises (but may be cancelled)."""
+        start = time.monotonic()
+        missing = _missing_dependency()
+        if missing is not None:
+            message = (
+                f"the {self.name} verifier needs the 'gpu' extra (pip install 'referee[gpu]'): "
+                f"{missing}"
+            )
+            failed = Result.failed(Status.ERROR, NOT_CONFIGURED, message)
+            return [self._finish(item, failed.model_copy(), start) for item in items]
+        results: list[Result | None] = [None] * len(items)
+        by_model: dict[str, list[Job]] = {}
+        for index, item in enumerate(items):
+            job = self._parse(item)
+            if isinstance(job, Result):
+                results[index] = job
+            else:
+                by_model.setdefault(job[0], []).append((index, item, job[1]))
+        await asyncio.gather(
+            *(self._score_model(name, jobs, results) for name, jobs in by_model.items())
+        )
+        return [self._finish(item, r, start) for item, r in zip(items, results, strict=True)]
+
+    def encode(self, served: ServedModel, item: Item, params: Any) -> Encoded:
+        """The item's tokens for ``served``; raises `Rejected` (``invalid``) or
+        `RewardModelError` (``error``)."""
+        raise NotImplementedError
+
+    def interpret(self, served: ServedModel, enc: Encoded, scored: Scored, params: Any) -> Result:
+        """The ``ok`` result of a scored item."""
+        raise NotImplementedError
+
+    async def _score_model(self, name: str, jobs: list[Job], results: list[Result | None]) -> None:
+        registry = self._registry
+        try:
+            served = await asyncio.to_thread(registry.get, name)
+        except RewardModelError as exc:
+            for index, _, _ in jobs:
+                results[index] = (
+                    Result.failed(Status.INVALID, exc.code, exc.message)
+                    if isinstance(exc, UnknownModel)
+                    else Result.failed(Status.ERROR, exc.code, exc.message)
+                )
+            return
+        encoded = await asyncio.to_thread(self._encode_all, served, jobs)
+        ready = [(index, enc, params) for index, enc, params in encoded
+                 if isinstance(enc, Encoded)]  # fmt: skip
+        for index, enc, _ in encoded:
+            if isinstance(enc, Result):
+                results[index] = enc
+        if not ready:
+            return
+        deadline = time.monotonic() + registry.settings.queue_timeout_s
+        try:
+            futures = served.batcher.submit([enc for _, enc, _ in ready], deadline)
+        except RewardModelError as exc:  # Overloaded: back off and retry
+            for index, _, _ in ready:
+                results[index] = Result.failed(Status.ERROR, exc.code, exc.message)
+            return
+        outcomes = await _await_all(futures)
+        for (index, enc, params), outcome in zip(ready, outcomes, strict=True):
+            results[index] = self._outcome(served, name, enc, params, outcome)
+
+    def _outcome(
+        self, served: ServedModel, name: str, enc: Encoded, params: Any, outcome: Any
+    ) -> Result:
+        if isinstance(outcome, Scored):
+            result = self.interpret(served, enc, outcome, params)
+            details = {"model": name, **enc.details, "batch_items": outcome.batch_items,
+                       "shared_prefix_tokens": outcome.shared_prefix_tokens}  # fmt: skip
+            result.details = {**details, **result.details}
+            return result
+        if isinstance(outcome, DeadlineExpired):
+            return Result.failed(Status.TIMEOUT, "deadline", str(outcome))
+        if isinstance(outcome, RewardModelError):
+            return Result.failed(Status.ERROR, outcome.code, outcome.message)
+        message = f"{type(outcome).__name__}: {outcome}"
+        return Result.failed(Status.ERROR, "verifier_failed", message)
+
+    def _encode_all(self, served: ServedModel, jobs: list[Job]) -> list[tuple[int, Any, Any]]:
+        out: list[tuple[int, Any, Any]] = []
+        for index, item, params in jobs:
+            try:
+                out.append((index, self.encode(served, item, params), params))
+            except Rejected as exc:
+                out.append((index, Result.failed(Status.INVALID, exc.code, exc.message), params))
+            except ModelMisconfigured as exc:
+                out.append((index, Result.failed(Status.ERROR, exc.code, exc.message), params))
+        return out
+
+    def _parse(self, item: Item) -> tuple[str, Any] | Result:
+        try:
+            params = self.Params.model_validate(item.params)
+        except ValidationError as exc:
+            message = describe_validation_error(exc, "params")
+            return Result.failed(Status.INVALID, "invalid_params", message)
+        names = self.model_names()
+        name = getattr(params, "model", None) or (names[0] if len(names) == 1 else None)
+        if name is not None:
+            spec = self._registry.settings.models.get(name)
+            if spec is not None and spec.head not in self.heads:
+                message = (f"params.model: {name!r} has a {spec.head!r} head; the {self.name} "
+                           f"verifier reads {' or '.join(self.heads)} heads")  # fmt: skip
+                return Result.failed(Status.INVALID, "invalid_params", message)
+            return name, params
+        if not names:
+            message = NO_MODELS.format(kind=self.kind, head=self.heads[0])
+            return Result.failed(Status.ERROR, NOT_CONFIGURED, message)
+        message = f"params.model: required when several models are served ({', '.join(names)})"
+        return Result.failed(Status.INVALID, "invalid_params", message)
+
+    def _finish(self, item: Item, result: Result | None, start: float) -> Result:
+        final = result or Result.failed(Status.ERROR, "verifier_failed", "item not scored")
+        final.verifier = self.ref
+        final.elapsed_ms = (time.monotonic() - start) * 1000.0
+        return echo(final, item)
+
+
+async def _await_all(futures: list[Future[Scored]]) -> list[Scored | BaseException]:
+    """Await batcher futures; cancelling this cancels them (the batcher then drops them)."""
+    wrapped = [asyncio.wrap_future(f) for f in futures]
+    return await asyncio.gather(*wrapped, return_exceptions=True)
+
+
+def turns(value: str | list[Any] | None, role: str) -> list[Turn]:
+    """An item's prompt or response as chat turns (a string is one turn of ``role``)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [{"role": role, "content": value}]
+    return [{"role": m.role, "content": m.content or ""} for m in value]
+
+
+def transcript(value: str | list[Any] | None) -> str:
+    """An item's prompt as one text: a string as it is, chat turns as ``role: content``
+    paragraphs."""
+    found = turns(value, "user")
+    if len(found) == 1:
+        return found[0]["content"]
+    return "\n\n".join(f"{turn['role']}: {turn['content']}" for turn in found)
+
+
+def reply(value: str | list[Any] | None) -> str:
+    """An item's response as one text: a string as it is, chat turns as their assistant
+    turns' contents (every turn's when none is the assistant's)."""
+    found = turns(value, "assistant")
+    mine = [turn for turn in found if turn["role"] == "assistant"] or found
+    return "\n\n".join(turn["content"] for turn in mine)
+
+
+def _missing_dependency() -> str | None:
+    """Why torch or transformers cannot be imported, or None (imports them: first use only)."""
+    try:
+        import torch  # noqa: F401, PLC0415 - the gpu extra, checked on first use only
+        import transformers  # noqa: F401, PLC0415 - the gpu extra
+    except ImportError as exc:
+        return str(exc)
+    return None
