@@ -16,6 +16,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
+from schemathesis.core.errors import UnsupportedSchema
 from schemathesis.generation import GenerationMode
 
 
@@ -45,11 +46,14 @@ def leaks_a_traceback(path: str, text: str) -> bool:
 
 
 def fuzz(live_server: str, mode: GenerationMode) -> tuple[int, list[str]]:
-    """Run every operation's strategy; return (cases sent, failures)."""
+    """Run every operation's strategy; return (cases sent, failures). In negative mode,
+    schemathesis sometimes draws a mutation it cannot build (a ``not`` below the document
+    root: its own limit, seen at random on some operation): that operation's run ends
+    there, after the cases it sent; the test bounds how often."""
     schema = schemathesis.openapi.from_url(f"{live_server}/openapi.json")
     operations = [op.ok() for op in schema.get_all_operations()]  # type: ignore[union-attr]
     assert {op.path for op in operations} >= {"/v1/score", "/v1/verifiers", "/healthz"}
-    sent, failures = 0, []
+    sent, failures, unbuildable = 0, [], []
     # Requests to a session go to a live one (a made-up id is only ever a 404), except
     # DELETE, which would end it for the rest.
     session = httpx.post(f"{live_server}/v1/sessions", json={"kind": "python"}, timeout=30)
@@ -79,6 +83,10 @@ def fuzz(live_server: str, mode: GenerationMode) -> tuple[int, list[str]]:
         except Unsatisfiable:
             # Negative mode cannot violate a schema that accepts anything (GET /healthz).
             assert mode is GenerationMode.NEGATIVE
+        except UnsupportedSchema:
+            assert mode is GenerationMode.NEGATIVE
+            unbuildable.append(f"{operation.method} {operation.path}")
+    assert len(unbuildable) <= 3, f"schemathesis could not build negative cases for {unbuildable}"
     return sent, failures
 
 
