@@ -191,7 +191,7 @@ def bench(task: str, args: argparse.Namespace, path: Path) -> dict[str, Any]:
         "referee": lambda: run_referee(verifier, requests),
     }
     times: dict[str, list[float]] = {name: [] for name in paths}
-    for name, run in paths.items():
+    for run in paths.values():
         run()  # warm-up
     for _ in range(args.repeats):  # interleaved, so drift hits every path alike
         for name, run in paths.items():
@@ -233,7 +233,7 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         build_model(Path(tmp), args)
-        for task in (["grm", "prm"] if args.task == "both" else [args.task]):
+        for task in ["grm", "prm"] if args.task == "both" else [args.task]:
             results.append(bench(task, args, Path(tmp)))
             show(results[-1])
     out = ROOT / "bench" / "results"

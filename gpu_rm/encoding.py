@@ -37,18 +37,21 @@ class Rejected(Exception):
 @dataclass
 class Encoded:
     """Token ids ready to pack; ``share_key`` is the prompt (items with equal prompts may
-    share their common prefix); ``scored`` and ``candidates`` as in `TokenSequence`;
-    ``details`` go into the item's result."""
+    share their common prefix); ``scored``, ``candidates``, ``targets`` and ``top_k`` as
+    in `TokenSequence`; ``details`` go into the item's result."""
 
     ids: list[int]
     share_key: str
     details: dict[str, Any] = field(default_factory=dict)
     scored: tuple[int, ...] = ()
     candidates: tuple[int, ...] = ()
+    targets: tuple[int, ...] = ()
+    top_k: int = 0
 
     def sequence(self) -> TokenSequence:
         """What the packer takes."""
-        return TokenSequence(self.ids, self.share_key, self.scored, self.candidates)
+        return TokenSequence(self.ids, self.share_key, self.scored, self.candidates,
+                             self.targets, self.top_k)  # fmt: skip
 
 
 Turn = dict[str, str]

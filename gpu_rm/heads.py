@@ -9,7 +9,13 @@ only. Three kinds, by `ModelSpec.head`:
   (`kernels.score_last_tokens`);
 - ``lm`` (``*ForCausalLM``): the output layer restricted to each position's candidate
   tokens, as log-probabilities over that set (`kernels.token_logprobs`): P(yes | {yes,
-  no}) without ever forming a row of vocabulary logits.
+  no}) without ever forming a row of vocabulary logits; or whole-vocabulary statistics
+  of a target token per position (`kernels.token_stats`): its log-probability, the
+  entropy and the top-k alternatives, in vocabulary chunks.
+
+A `Reading` says, for one packed layout, which rows are read which way; a head's `read`
+returns one list of floats per scored row: K outputs (classifiers), the candidates'
+log-probabilities, or ``[logprob, entropy, id_1, logprob_1, ...]``.
 
 A final norm the kernels do not know (not an RMSNorm) runs through the model's own
 modules on the same few rows.
@@ -17,7 +23,7 @@ modules on the same few rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import torch
@@ -27,7 +33,16 @@ from transformers import (
     AutoModelForTokenClassification,
 )
 
-from referee.gpu_rm.kernels import ScoreHead, TokenHead, score_last_tokens, token_logprobs
+from referee.gpu_rm.kernels import (
+    ScoreHead,
+    TokenHead,
+    TokenStats,
+    score_last_tokens,
+    token_logprobs,
+    token_stats,
+)
+from referee.gpu_rm.kernels.vocab_stats import stats_of_normed
+from referee.gpu_rm.packing import PackedLayout
 from referee.gpu_rm.settings import HeadKind
 
 AUTO_CLASSES: dict[HeadKind, Any] = {
@@ -37,14 +52,65 @@ AUTO_CLASSES: dict[HeadKind, Any] = {
 }
 
 
-class Head(Protocol):
-    """Scores at ``rows`` of ``hidden`` (N, H): a float32 (P, K) tensor. ``candidates``
-    (P, K) holds each row's vocabulary ids for an ``lm`` head (-1 pads) and is None for
-    the others."""
+@dataclass
+class Reading:
+    """How a layout's scored rows are read. ``rows`` (P,): every scored row, in
+    `PackedLayout.scored_rows` order; ``choice`` and ``stats``: the indices into ``rows``
+    read over candidate sets (with ``candidates``, (len(choice), K), -1 padded) and as
+    whole-vocabulary statistics (with ``targets``, (len(stats),), and the largest
+    ``top_k``); ``widths``: how many values each row keeps (its own set or top-k)."""
 
-    def scores(
-        self, hidden: torch.Tensor, rows: torch.Tensor, candidates: torch.Tensor | None
-    ) -> torch.Tensor: ...
+    rows: torch.Tensor
+    choice: list[int]
+    candidates: torch.Tensor | None
+    stats: list[int]
+    targets: torch.Tensor | None
+    top_k: int
+    widths: list[int]
+
+    def to(self, device: torch.device) -> Reading:
+        """The same reading with its tensors on ``device``."""
+        return replace(self, rows=self.rows.to(device), candidates=_moved(self.candidates, device),
+                       targets=_moved(self.targets, device))  # fmt: skip
+
+    def tensors(self) -> list[torch.Tensor]:
+        """Its tensors (a copy stream hands them to the forward's stream)."""
+        return [t for t in (self.rows, self.candidates, self.targets) if t is not None]
+
+
+def reading_of(layout: PackedLayout, kind: HeadKind) -> Reading:
+    """The `Reading` of ``layout`` for a ``kind`` head, as CPU tensors."""
+    rows = torch.tensor(layout.scored_rows(), dtype=torch.long)
+    choice: list[int] = []
+    stats: list[int] = []
+    candidates: list[list[int]] = []
+    targets: list[int] = []
+    widths: list[int] = []
+    flat = 0
+    for index, scored in enumerate(layout.rows):
+        for position in range(len(scored)):
+            if kind == "lm" and layout.targets[index]:
+                stats.append(flat)
+                targets.append(layout.targets[index][position])
+                widths.append(2 + 2 * layout.top_k[index])
+            elif kind == "lm":
+                choice.append(flat)
+                candidates.append(list(layout.candidates[index]))
+                widths.append(len(layout.candidates[index]))
+            flat += 1
+    width = max(map(len, candidates), default=0)
+    table = torch.tensor([c + [-1] * (width - len(c)) for c in candidates], dtype=torch.long)
+    return Reading(
+        rows, choice, table.reshape(len(candidates), width) if choice else None, stats,
+        torch.tensor(targets, dtype=torch.long) if stats else None,
+        max((layout.top_k[i] for i, t in enumerate(layout.targets) if t), default=0), widths,
+    )  # fmt: skip
+
+
+class Head(Protocol):
+    """Reads a `Reading` off ``hidden`` (N, H): one list of floats per scored row."""
+
+    def read(self, hidden: torch.Tensor, reading: Reading) -> list[list[float]]: ...
 
 
 @dataclass
@@ -55,9 +121,13 @@ class ClassifierHead:
     layer: torch.nn.Linear
     fused: ScoreHead | None
 
-    def scores(
-        self, hidden: torch.Tensor, rows: torch.Tensor, candidates: torch.Tensor | None
-    ) -> torch.Tensor:
+    def read(self, hidden: torch.Tensor, reading: Reading) -> list[list[float]]:
+        """K raw outputs per scored row."""
+        table: list[list[float]] = self.scores(hidden, reading.rows).tolist()
+        return table
+
+    def scores(self, hidden: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """(P, K) float32 raw outputs at ``rows``."""
         if self.fused is not None:
             return score_last_tokens(hidden, rows + 1, self.fused)
         scores: torch.Tensor = self.layer(self.norm(hidden.index_select(0, rows)))
@@ -73,11 +143,38 @@ class VocabularyHead:
     softcap: float
     fused: TokenHead | None
 
+    def read(self, hidden: torch.Tensor, reading: Reading) -> list[list[float]]:
+        """Per scored row, the candidates' log-probabilities or the target's statistics,
+        cut to the row's own width."""
+        out: list[list[float]] = [[] for _ in reading.widths]
+        if reading.candidates is not None:
+            rows = reading.rows[reading.choice]
+            for index, row in zip(reading.choice, self.scores(hidden, rows, reading.candidates)
+                                  .tolist(), strict=True):  # fmt: skip
+                out[index] = row
+        if reading.targets is not None:
+            stats = self.statistics(hidden, reading.rows[reading.stats], reading.targets,
+                                    reading.top_k)  # fmt: skip
+            for index, row in zip(reading.stats, _stat_rows(stats), strict=True):
+                out[index] = row
+        return [row[:width] for row, width in zip(out, reading.widths, strict=True)]
+
+    def statistics(
+        self, hidden: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor, top_k: int
+    ) -> TokenStats:
+        """Whole-vocabulary statistics of ``targets`` at ``rows``."""
+        if self.fused is not None:
+            return token_stats(hidden, rows, targets, self.fused, top_k)
+        normed = self.norm(hidden.index_select(0, rows)).to(torch.float32)
+        bias = None if self.layer.bias is None else self.layer.bias.detach()
+        plain = TokenHead(normed.new_ones(1), 0.0, self.layer.weight.detach(), bias, 0.0,
+                          self.softcap)  # fmt: skip
+        return stats_of_normed(normed, targets, plain, top_k)
+
     def scores(
-        self, hidden: torch.Tensor, rows: torch.Tensor, candidates: torch.Tensor | None
+        self, hidden: torch.Tensor, rows: torch.Tensor, candidates: torch.Tensor
     ) -> torch.Tensor:
-        if candidates is None:
-            raise ValueError("a language-model head scores candidate tokens: none were given")
+        """(P, K) log-probabilities over each row's candidates (-inf at pads)."""
         if self.fused is not None:
             return token_logprobs(hidden, rows, candidates, self.fused)
         normed = self.norm(hidden.index_select(0, rows))
@@ -128,3 +225,16 @@ def _token_head(norm: torch.nn.Module, layer: torch.nn.Linear, softcap: float) -
     weight, eps, offset = found
     bias = None if layer.bias is None else layer.bias.detach()
     return TokenHead(weight, eps, layer.weight.detach().contiguous(), bias, offset, softcap)
+
+
+def _stat_rows(stats: TokenStats) -> list[list[float]]:
+    """``[logprob, entropy, id_1, logprob_1, ...]`` per row (ids as floats: exact below
+    2**24, far above any vocabulary)."""
+    pairs = torch.stack([stats.top_ids.to(torch.float32), stats.top_logprobs], dim=-1)
+    head = torch.stack([stats.logprobs, stats.entropies], dim=-1)
+    table: list[list[float]] = torch.cat([head, pairs.flatten(1)], dim=1).cpu().tolist()
+    return table
+
+
+def _moved(tensor: torch.Tensor | None, device: torch.device) -> torch.Tensor | None:
+    return None if tensor is None else tensor.to(device)

@@ -31,8 +31,9 @@ from transformers.utils import logging as hf_logging
 from referee.gpu_rm.attention import PackedRow, packed_row, register_packed_attention, to_device
 from referee.gpu_rm.encoding import ChatEncoder
 from referee.gpu_rm.errors import ModelMisconfigured, ModelUnavailable
-from referee.gpu_rm.heads import AUTO_CLASSES, head_of
+from referee.gpu_rm.heads import AUTO_CLASSES, Reading, head_of, reading_of
 from referee.gpu_rm.judging import JudgeEncoder
+from referee.gpu_rm.likelihood import LikelihoodEncoder
 from referee.gpu_rm.packing import PackedLayout, TokenSequence, pack
 from referee.gpu_rm.settings import ModelSpec
 from referee.gpu_rm.steps import StepEncoder
@@ -41,7 +42,7 @@ from referee.gpu_rm.support import PADDED, choose
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 WARMUP = ([1, 5, 6, 7, 8], [1, 5, 6, 9])
 """Two short sequences sharing a prefix: every path of a packed forward, in a moment (an
-``lm`` head scores tokens 1 and 2 there)."""
+``lm`` head reads both ways there: candidate tokens, and whole-vocabulary statistics)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,8 @@ class RewardModel:
         limit = getattr(config, "max_position_embeddings", None) or 4096
         self.encoder = ChatEncoder(tokenizer, min(spec.max_length or limit, limit))
         self.judge = JudgeEncoder(self.encoder, spec.judge) if spec.head == "lm" else None
+        vocab = int(model.get_output_embeddings().weight.shape[0]) if spec.head == "lm" else 0
+        self.likelihood = LikelihoodEncoder(self.encoder, vocab) if spec.head == "lm" else None
         self.steps = StepEncoder(self.encoder, spec.steps, spec.head)
         self.mode, self.note = choose(spec.attention, model, self.device)
         self.pad_id = int(getattr(config, "pad_token_id", None) or 0)
@@ -122,9 +125,13 @@ class RewardModel:
         """Run `WARMUP` through the model: compiles what this device compiles, and raises
         `ModelUnavailable` with the reason when that fails."""
         try:
-            candidates = (1, 2) if self.spec.head == "lm" else ()
-            self.score_layout(pack([TokenSequence(ids, "warmup", (), candidates)
-                                    for ids in WARMUP]))  # fmt: skip
+            lm = self.spec.head == "lm"  # both readings: candidates, and statistics
+            first, second = WARMUP
+            self.score_layout(pack([
+                TokenSequence(first, "warmup", (), (1, 2) if lm else ()),
+                TokenSequence(second, "warmup", (2, 3) if lm else (), (),
+                              (second[3], 1) if lm else (), 1 if lm else 0),
+            ]))  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - a compile error can be of any type
             raise ModelUnavailable(
                 f"model {self.name!r} loaded but its first forward failed ({self.mode} "
@@ -132,19 +139,18 @@ class RewardModel:
             ) from None
 
     def score_layout(self, layout: PackedLayout) -> list[list[float]]:
-        """A row of scores per scored position of ``layout`` (`PackedLayout.scored_rows`
-        order): K raw outputs of a classifier head, or an ``lm`` head's log-probabilities
-        over the sequence's own candidates."""
-        return _rows(self.score_tensor(layout), layout)
+        """A list of floats per scored position of ``layout`` (`PackedLayout.scored_rows`
+        order): what the head reads there (`gpu_rm.heads`)."""
+        return self._scores(self.prepare(layout))
 
     def score_tensor(self, layout: PackedLayout) -> torch.Tensor:
-        """(P, K) float32 scores on CPU at the scored positions of ``layout``, in order."""
-        return self._scores(self.prepare(layout))
+        """`score_layout` as a (P, K) float32 tensor (rows of one width: a classifier, or
+        candidate sets of one size)."""
+        return torch.tensor(self.score_layout(layout), dtype=torch.float32)
 
     def score_prepared(self, prepared: Any) -> list[list[float]]:
         """`score_layout` for what `prepare` returned (the batcher's runner thread)."""
-        layout = prepared if isinstance(prepared, PackedLayout) else prepared.row.layout
-        return _rows(self._scores(prepared), layout)
+        return self._scores(prepared)
 
     def prepare(self, layout: PackedLayout) -> Ready | PackedLayout:
         """The host side of a forward, done ahead on another thread: the row's tensors,
@@ -155,15 +161,13 @@ class RewardModel:
             row = packed_row(layout, self.device, self.mode, self.spec.row_bucket)  # type: ignore[arg-type]
             ids = torch.full((1, row.length), self.pad_id, dtype=torch.long)
             ids[0, : layout.computed_tokens] = torch.tensor(layout.input_ids, dtype=torch.long)
-            rows = torch.tensor(layout.scored_rows(), dtype=torch.long)
-            found = _candidates(layout) if self.spec.head == "lm" else None
-            ready = Ready(row, to_device(ids, self.device), to_device(rows, self.device),
-                          None if found is None else to_device(found, self.device))  # fmt: skip
+            reading = reading_of(layout, self.spec.head).to(self.device)
+            ready = Ready(row, to_device(ids, self.device), reading)
             ready.copied = self._copies.record()
         return ready
 
     @torch.inference_mode()
-    def _scores(self, prepared: Ready | PackedLayout) -> torch.Tensor:
+    def _scores(self, prepared: Ready | PackedLayout) -> list[list[float]]:
         try:
             if isinstance(prepared, PackedLayout):
                 return self._score_padded(prepared)
@@ -173,13 +177,12 @@ class RewardModel:
                 input_ids=prepared.ids, position_ids=row.position[None, :], packed=row,
                 use_cache=False,
             )  # fmt: skip
-            hidden = out.last_hidden_state[0]
-            return self.head.scores(hidden, prepared.rows, prepared.candidates).cpu()
+            return self.head.read(out.last_hidden_state[0], prepared.reading)
         except torch.OutOfMemoryError:
             torch.cuda.empty_cache()  # give the smaller retries the cached blocks back
             raise
 
-    def _score_padded(self, layout: PackedLayout) -> torch.Tensor:
+    def _score_padded(self, layout: PackedLayout) -> list[list[float]]:
         """The plain forward on one right-padded batch of the layout's sequences."""
         sequences = unpacked(layout)
         width = max(len(seq) for seq in sequences)
@@ -192,13 +195,12 @@ class RewardModel:
             input_ids=ids.to(self.device), attention_mask=mask.to(self.device), use_cache=False
         )
         hidden = out.last_hidden_state.reshape(-1, out.last_hidden_state.shape[-1])
-        rows = torch.tensor(
+        reading = reading_of(layout, self.spec.head)
+        reading.rows = torch.tensor(
             [index * width + offset for index, offsets in enumerate(layout.offsets)
-             for offset in offsets], device=self.device,
+             for offset in offsets],
         )  # fmt: skip
-        found = _candidates(layout) if self.spec.head == "lm" else None
-        found = None if found is None else found.to(self.device)
-        return self.head.scores(hidden, rows, found).cpu()
+        return self.head.read(hidden, reading.to(self.device))
 
     def reward(self, scores: list[float]) -> tuple[float, dict[str, float]]:
         """The reward (the objective's score after the activation) and every raw output."""
@@ -219,14 +221,13 @@ class Ready:
 
     row: PackedRow
     ids: torch.Tensor
-    rows: torch.Tensor
-    candidates: torch.Tensor | None
+    reading: Reading
     copied: Any = None
 
     def tensors(self) -> list[torch.Tensor]:
         row = self.row
-        extra = [] if self.candidates is None else [self.candidates]
-        return [self.ids, self.rows, row.unit, row.segment, row.in_prefix, row.position, *extra]
+        return [self.ids, row.unit, row.segment, row.in_prefix, row.position,
+                *self.reading.tensors()]  # fmt: skip
 
 
 class CopyStream:
@@ -275,28 +276,6 @@ def _load_tokenizer(path: str) -> Any:
     if (Path(path) / "tokenizer.json").is_file():
         return PreTrainedTokenizerFast.from_pretrained(path, local_files_only=True)
     return AutoTokenizer.from_pretrained(path, local_files_only=True)
-
-
-def _candidates(layout: PackedLayout) -> torch.Tensor:
-    """(P, K) vocabulary ids per scored position, -1 padding the shorter sets."""
-    width = max((len(c) for c in layout.candidates), default=0)
-    table = [
-        list(found) + [-1] * (width - len(found))
-        for found, rows in zip(layout.candidates, layout.rows, strict=True)
-        for _ in rows
-    ]
-    return torch.tensor(table, dtype=torch.long).reshape(len(table), width)
-
-
-def _rows(scores: torch.Tensor, layout: PackedLayout) -> list[list[float]]:
-    """``scores`` (P, K) as lists; an ``lm`` head's rows cut to their sequence's own
-    candidates (the padding is not a score)."""
-    table = scores.tolist()
-    if not any(layout.candidates):
-        return [[float(v) for v in row] for row in table]
-    widths = [len(found) for found, rows in zip(layout.candidates, layout.rows, strict=True)
-              for _ in rows]  # fmt: skip
-    return [[float(v) for v in row[:width]] for row, width in zip(table, widths, strict=True)]
 
 
 def _objective_index(objective: str | int, labels: list[str]) -> int:

@@ -23,13 +23,17 @@ Span = tuple[int, int]
 @dataclass(frozen=True)
 class TokenSequence:
     """One item to pack: its token ids, the key it may share a prefix under (None: never),
-    the offsets (into ``ids``) of the tokens it is scored at (empty: its last token) and
-    the vocabulary ids a language-model head scores there (empty: the model's own head)."""
+    the offsets (into ``ids``) of the tokens it is scored at (empty: its last token), and
+    what a language-model head reads there: the distribution over a few ``candidates``
+    (vocabulary ids, the same at every scored offset), or whole-vocabulary statistics of
+    one target token per scored offset (``targets``) with the ``top_k`` alternatives."""
 
     ids: Sequence[int]
     share_key: Hashable | None = None
     scored: tuple[int, ...] = ()
     candidates: tuple[int, ...] = ()
+    targets: tuple[int, ...] = ()
+    top_k: int = 0
 
 
 @dataclass
@@ -61,6 +65,8 @@ class PackedLayout:
     offsets: list[tuple[int, ...]] = field(default_factory=list)
     """Per sequence, the offsets in it that ``rows`` are (its last token when it named none)."""
     candidates: list[tuple[int, ...]] = field(default_factory=list)
+    targets: list[tuple[int, ...]] = field(default_factory=list)
+    top_k: list[int] = field(default_factory=list)
 
     def scored_rows(self) -> list[int]:
         """Every scored position, sequence by sequence in input order (the order a scorer
@@ -95,6 +101,8 @@ def pack(sequences: Sequence[TokenSequence], min_shared: int = 1) -> PackedLayou
         raise ValueError("cannot pack an empty sequence")
     if any(not 0 <= offset < len(s.ids) for s in sequences for offset in s.scored):
         raise ValueError("a scored offset lies outside its sequence")
+    if any(s.targets and len(s.targets) != len(s.scored) for s in sequences):
+        raise ValueError("targets need one scored offset each")
     clusters: dict[Hashable, list[int]] = {}
     order: list[list[int]] = []
     for index, seq in enumerate(sequences):
@@ -109,6 +117,8 @@ def pack(sequences: Sequence[TokenSequence], min_shared: int = 1) -> PackedLayou
     for members in order:
         _place_unit(layout, [sequences[i] for i in members], members, min_shared)
     layout.candidates = [s.candidates for s in sequences]
+    layout.targets = [s.targets for s in sequences]
+    layout.top_k = [s.top_k for s in sequences]
     layout.offsets = [s.scored or (len(s.ids) - 1,) for s in sequences]
     return layout
 

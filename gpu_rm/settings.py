@@ -10,13 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DType = Literal["float32", "bfloat16", "float16", "auto"]
 Activation = Literal["none", "sigmoid", "tanh"]
 Attention = Literal["auto", "flex", "segments", "padded"]
 HeadKind = Literal["sequence", "token", "lm"]
+MAX_TOP_K = 20
+"""The most alternatives a token-statistics reading returns per position."""
 
 JUDGE_TEMPLATE = (
     "Judge the response to the question.\n\nQuestion:\n{prompt}\n\nResponse:\n{response}"
@@ -126,19 +128,34 @@ class ModelSpec(BaseModel):
 
 class RMSettings(BaseSettings):
     """``REFEREE_RM_MODELS`` is JSON: ``{"name": {"path": "/models/rm", "dtype": ...}}``.
+    ``REFEREE_LM_MODELS``, the same shape, lists language models (``head`` defaults to
+    ``lm`` there) and is merged into ``models``: one catalog, so a model named by several
+    verifiers (``grm``, ``prm``, ``refprob``, ``logprobs``) is loaded once, with one batcher.
 
-    Batching: a batch holds at most ``max_batch_items`` items and ``token_budget`` tokens
-    (shared prompts counted once); the batcher waits at most ``max_wait_ms`` after the first
-    queued item for more to arrive; at most ``max_queue_items`` wait, beyond that callers
-    get `Overloaded`.
+        Batching: a batch holds at most ``max_batch_items`` items and ``token_budget`` tokens
+        (shared prompts counted once); the batcher waits at most ``max_wait_ms`` after the first
+        queued item for more to arrive; at most ``max_queue_items`` wait, beyond that callers
+        get `Overloaded`.
     """
 
     model_config = SettingsConfigDict(env_prefix="REFEREE_RM_", extra="ignore")
 
     models: dict[str, ModelSpec] = Field(default_factory=dict)
+    lm_models: dict[str, ModelSpec] = Field(
+        default_factory=dict, validation_alias=AliasChoices("lm_models", "REFEREE_LM_MODELS")
+    )
     token_budget: int = Field(default=16384, gt=0)
     max_batch_items: int = Field(default=256, gt=0)
     max_wait_ms: float = Field(default=5.0, ge=0)
     max_queue_items: int = Field(default=8192, gt=0)
     queue_timeout_s: float = Field(default=60.0, gt=0)
     """An item still queued this long after submission is dropped as ``timeout``."""
+
+    @model_validator(mode="after")
+    def _merge_language_models(self) -> RMSettings:
+        for name, spec in self.lm_models.items():
+            lm = spec if "head" in spec.model_fields_set else spec.model_copy(update={"head": "lm"})
+            if name in self.models and self.models[name] != lm:  # equal: merged before
+                raise ValueError(f"REFEREE_LM_MODELS: {name!r} is also in REFEREE_RM_MODELS")
+            self.models[name] = lm
+        return self

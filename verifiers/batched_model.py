@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from referee.gpu_rm.batcher import DeadlineExpired, Scored
 from referee.gpu_rm.encoding import Encoded, Rejected, Truncation, Turn
-from referee.gpu_rm.errors import ModelMisconfigured, RewardModelError, UnknownModel
+from referee.gpu_rm.errors import RewardModelError, UnknownModel
 from referee.gpu_rm.registry import ModelRegistry, ServedModel
 from referee.gpu_rm.settings import HeadKind, RMSettings
 from referee.verifiers.base import Params, describe_validation_error, echo
@@ -48,6 +48,8 @@ class ModelParams(Params):
 
 
 Job = tuple[int, Item, Any]
+Submission = tuple[ServedModel, Encoded]
+"""A sequence to read and the model that reads it."""
 
 
 class BatchedModelVerifier:
@@ -67,6 +69,7 @@ class BatchedModelVerifier:
         """``registry``: the models to serve (shared by the model verifiers, so a model
         has one batcher); None: the environment's ``REFEREE_RM_*`` settings."""
         self._registry = registry or ModelRegistry(RMSettings())
+        self._same_vocabulary: dict[tuple[str, str], bool] = {}
 
     @property
     def ref(self) -> str:
@@ -148,9 +151,39 @@ class BatchedModelVerifier:
         `RewardModelError` (``error``)."""
         raise NotImplementedError
 
+    def submissions(self, served: ServedModel, item: Item, params: Any) -> list[Submission]:
+        """Every sequence to read for ``item``, each with the model that reads it (by
+        default its one `encode` on ``served``). Same errors as `encode`."""
+        return [(served, self.encode(served, item, params))]
+
     def interpret(self, served: ServedModel, enc: Encoded, scored: Scored, params: Any) -> Result:
-        """The ``ok`` result of a scored item."""
+        """The ``ok`` result of an item read once."""
         raise NotImplementedError
+
+    def interpret_all(
+        self, submitted: list[Submission], scored: list[Scored], params: Any
+    ) -> Result:
+        """The ``ok`` result from every submission's reading (by default, `interpret`)."""
+        (served, enc), (one, *_) = submitted[0], scored
+        return self.interpret(served, enc, one, params)
+
+    def companion(self, served: ServedModel, name: str) -> ServedModel:
+        """A second model read alongside ``served`` (loaded here, in the encoding
+        thread): one with a head this verifier reads and the same vocabulary, so the
+        same token ids mean the same text. `Rejected` names ``params.compare_model``."""
+        spec = self._registry.settings.models.get(name)
+        if spec is None or spec.head not in self.heads:
+            raise Rejected("invalid_params", f"params.compare_model: {name!r} is not a "
+                           f"configured {' or '.join(self.heads)} model")  # fmt: skip
+        other = self._registry.get(name)
+        key = (served.model.name, name)
+        if key not in self._same_vocabulary:
+            ours, theirs = served.model.tokenizer, other.model.tokenizer
+            self._same_vocabulary[key] = ours.get_vocab() == theirs.get_vocab()
+        if not self._same_vocabulary[key]:
+            raise Rejected("invalid_params", f"params.compare_model: {name!r} has another "
+                           "vocabulary than params.model")  # fmt: skip
+        return other
 
     async def _score_model(self, name: str, jobs: list[Job], results: list[Result | None]) -> None:
         registry = self._registry
@@ -165,48 +198,51 @@ class BatchedModelVerifier:
                 )
             return
         encoded = await asyncio.to_thread(self._encode_all, served, jobs)
-        ready = [(index, enc, params) for index, enc, params in encoded
-                 if isinstance(enc, Encoded)]  # fmt: skip
-        for index, enc, _ in encoded:
-            if isinstance(enc, Result):
-                results[index] = enc
+        ready: list[tuple[int, list[Submission], Any]] = []
+        for index, found, params in encoded:
+            if isinstance(found, Result):
+                results[index] = found
+            else:
+                ready.append((index, found, params))
         if not ready:
             return
         deadline = time.monotonic() + registry.settings.queue_timeout_s
-        try:
-            futures = served.batcher.submit([enc for _, enc, _ in ready], deadline)
-        except RewardModelError as exc:  # Overloaded: back off and retry
-            for index, _, _ in ready:
-                results[index] = Result.failed(Status.ERROR, exc.code, exc.message)
-            return
-        outcomes = await _await_all(futures)
-        for (index, enc, params), outcome in zip(ready, outcomes, strict=True):
-            results[index] = self._outcome(served, name, enc, params, outcome)
+        futures = _submit(ready, deadline, results)
+        outcomes = await _await_all([f for fs in futures.values() for f in fs])
+        taken = 0
+        for index, submitted, params in ready:
+            if index not in futures:
+                continue
+            mine = outcomes[taken : taken + len(submitted)]
+            taken += len(submitted)
+            results[index] = self._outcome(name, submitted, mine, params)
 
     def _outcome(
-        self, served: ServedModel, name: str, enc: Encoded, params: Any, outcome: Any
+        self, name: str, submitted: list[Submission], outcomes: list[Any], params: Any
     ) -> Result:
-        if isinstance(outcome, Scored):
-            result = self.interpret(served, enc, outcome, params)
-            details = {"model": name, **enc.details, "batch_items": outcome.batch_items,
-                       "shared_prefix_tokens": outcome.shared_prefix_tokens}  # fmt: skip
+        failed = next((o for o in outcomes if not isinstance(o, Scored)), None)
+        if failed is None:
+            result = self.interpret_all(submitted, outcomes, params)
+            first, enc = outcomes[0], submitted[0][1]
+            details = {"model": name, **enc.details, "batch_items": first.batch_items,
+                       "shared_prefix_tokens": first.shared_prefix_tokens}  # fmt: skip
             result.details = {**details, **result.details}
             return result
-        if isinstance(outcome, DeadlineExpired):
-            return Result.failed(Status.TIMEOUT, "deadline", str(outcome))
-        if isinstance(outcome, RewardModelError):
-            return Result.failed(Status.ERROR, outcome.code, outcome.message)
-        message = f"{type(outcome).__name__}: {outcome}"
+        if isinstance(failed, DeadlineExpired):
+            return Result.failed(Status.TIMEOUT, "deadline", str(failed))
+        if isinstance(failed, RewardModelError):
+            return Result.failed(Status.ERROR, failed.code, failed.message)
+        message = f"{type(failed).__name__}: {failed}"
         return Result.failed(Status.ERROR, "verifier_failed", message)
 
     def _encode_all(self, served: ServedModel, jobs: list[Job]) -> list[tuple[int, Any, Any]]:
         out: list[tuple[int, Any, Any]] = []
         for index, item, params in jobs:
             try:
-                out.append((index, self.encode(served, item, params), params))
+                out.append((index, self.submissions(served, item, params), params))
             except Rejected as exc:
                 out.append((index, Result.failed(Status.INVALID, exc.code, exc.message), params))
-            except ModelMisconfigured as exc:
+            except RewardModelError as exc:  # a companion model that cannot load, say
                 out.append((index, Result.failed(Status.ERROR, exc.code, exc.message), params))
         return out
 
@@ -236,6 +272,35 @@ class BatchedModelVerifier:
         final.verifier = self.ref
         final.elapsed_ms = (time.monotonic() - start) * 1000.0
         return echo(final, item)
+
+
+def _submit(
+    ready: list[tuple[int, list[Submission], Any]], deadline: float, results: list[Result | None]
+) -> dict[int, list[Future[Scored]]]:
+    """Queue every submission on its model's batcher (one call per model), and return
+    each item's futures in submission order. An item a batcher refuses (``overloaded``:
+    back off and retry) gets that error, and its other submissions are withdrawn."""
+    by_model: dict[int, tuple[ServedModel, list[tuple[int, int, Encoded]]]] = {}
+    for index, submitted, _ in ready:
+        for position, (served, enc) in enumerate(submitted):
+            by_model.setdefault(id(served), (served, []))[1].append((index, position, enc))
+    slots: dict[int, list[Future[Scored] | None]] = {i: [None] * len(s) for i, s, _ in ready}
+    refused: set[int] = set()
+    for served, entries in by_model.values():
+        try:
+            queued = served.batcher.submit([enc for _, _, enc in entries], deadline)
+        except RewardModelError as exc:
+            for index, _, _ in entries:
+                results[index] = Result.failed(Status.ERROR, exc.code, exc.message)
+                refused.add(index)
+            continue
+        for (index, position, _), future in zip(entries, queued, strict=True):
+            slots[index][position] = future
+    for index in refused:
+        for withdrawn in slots.pop(index):
+            if withdrawn is not None:
+                withdrawn.cancel()
+    return {index: [f for f in found if f is not None] for index, found in slots.items()}
 
 
 async def _await_all(futures: list[Future[Scored]]) -> list[Scored | BaseException]:

@@ -17,10 +17,12 @@ from referee.verifiers.engines import EngineSettings
 from referee.verifiers.generative_rm import GenerativeRMVerifier
 from referee.verifiers.instructions import InstructionsVerifier
 from referee.verifiers.judge import JudgeVerifier
+from referee.verifiers.logprobs import LogprobsVerifier
 from referee.verifiers.math import MathVerifier
 from referee.verifiers.process_rm import ProcessRMVerifier
 from referee.verifiers.python_grader import PythonGraderVerifier
 from referee.verifiers.reasoning import ReasoningGymVerifier
+from referee.verifiers.refprob import RefProbVerifier
 from referee.verifiers.registry import Registry
 from referee.verifiers.reward_model import RewardModelVerifier
 from referee.verifiers.rules.calibration import CalibrationVerifier
@@ -45,6 +47,8 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         RewardModelVerifier(models),
         GenerativeRMVerifier(models),
         ProcessRMVerifier(models),
+        RefProbVerifier(models),
+        LogprobsVerifier(models),
         StringVerifier(),
         ChoiceVerifier(),
         FormatVerifier(),

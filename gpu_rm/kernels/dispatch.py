@@ -8,6 +8,7 @@ import torch
 
 from referee.gpu_rm.kernels.head import ScoreHead, TokenHead
 from referee.gpu_rm.kernels.reference import score_reference, token_logprobs_reference
+from referee.gpu_rm.kernels.vocab_stats import TokenStats, token_stats_reference
 
 Backend = Literal["auto", "triton", "reference"]
 
@@ -50,3 +51,24 @@ def token_logprobs(
             raise
         return token_logprobs_reference(hidden, rows, candidates, head)
     return token_logprobs_triton(hidden, rows, candidates, head)
+
+
+def token_stats(
+    hidden: torch.Tensor,
+    rows: torch.Tensor,
+    targets: torch.Tensor,
+    head: TokenHead,
+    top_k: int = 0,
+    backend: Backend = "auto",
+) -> TokenStats:
+    """Whole-vocabulary statistics of each row's target token (the contract:
+    `token_stats_reference`); backends chosen as in `score_last_tokens`."""
+    if backend == "reference" or (backend == "auto" and not hidden.is_cuda):
+        return token_stats_reference(hidden, rows, targets, head, top_k)
+    try:
+        from referee.gpu_rm.kernels.triton_logprobs import token_stats_triton  # noqa: PLC0415 - Triton loads with the first CUDA batch
+    except ImportError:
+        if backend == "triton":
+            raise
+        return token_stats_reference(hidden, rows, targets, head, top_k)
+    return token_stats_triton(hidden, rows, targets, head, top_k)

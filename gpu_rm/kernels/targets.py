@@ -19,7 +19,7 @@ import triton  # type: ignore[import-untyped]
 from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
 from triton.compiler import ASTSource  # type: ignore[import-untyped]
 
-from referee.gpu_rm.kernels import triton_score, triton_tokens
+from referee.gpu_rm.kernels import triton_logprobs, triton_score, triton_tokens
 from referee.gpu_rm.kernels.build import Build
 
 ARCHITECTURES: tuple[int, ...] = (80, 90)
@@ -33,7 +33,8 @@ def builds() -> list[Build]:
     return [
         b
         for dtype in _FLOAT_TYPES
-        for b in (*triton_score.builds(dtype), *triton_tokens.builds(dtype))
+        for module in (triton_score, triton_tokens, triton_logprobs)
+        for b in module.builds(dtype)
     ]
 
 

@@ -25,6 +25,7 @@ from referee.service.http.routes import (
     graders,
     health,
     jobs,
+    logprobs,
     openrlhf,
     run,
     score,
@@ -116,13 +117,8 @@ def create_app(
     app.include_router(
         health.metrics_router, dependencies=[] if settings.metrics_public else protected
     )
-    app.include_router(score.router, dependencies=protected)
-    app.include_router(jobs.router, dependencies=protected)
-    app.include_router(verifiers.router, dependencies=protected)
-    app.include_router(openrlhf.router, dependencies=protected)
-    app.include_router(graders.router, dependencies=protected)
-    app.include_router(run.router, dependencies=protected)
-    app.include_router(sessions.router, dependencies=protected)
+    for module in (score, logprobs, jobs, verifiers, openrlhf, graders, run, sessions):
+        app.include_router(module.router, dependencies=protected)
     app.add_middleware(CancelOnDisconnect)
     app.add_middleware(Admission, rules=admission_rules(settings))
     app.add_middleware(RequestObserver, metrics=metrics)

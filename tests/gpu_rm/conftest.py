@@ -118,7 +118,7 @@ BPE_CORPUS = (
 )
 
 
-def build_bpe_tokenizer(path: Path) -> Any:
+def build_bpe_tokenizer(path: Path, vocab_size: int = 400) -> Any:
     """A byte-level BPE tokenizer trained here on a small corpus (real merges and
     character offsets, as production tokenizers have), with ChatML special tokens and a
     ChatML template; saved to ``path``."""
@@ -128,7 +128,7 @@ def build_bpe_tokenizer(path: Path) -> Any:
     core.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = tokenizers.decoders.ByteLevel()
     trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=400, special_tokens=BPE_SPECIALS,
+        vocab_size=vocab_size, special_tokens=BPE_SPECIALS,
         initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
     )  # fmt: skip
     core.train_from_iterator([BPE_CORPUS] * 50 + [" ".join(WORDS)] * 5, trainer)
@@ -149,12 +149,15 @@ LM_FAMILIES = {
 TOKEN_FAMILIES = {"llama": ("LlamaConfig", "LlamaForTokenClassification")}
 
 
-def build_lm(path: Path, family: str, token_classes: int = 0, **overrides: Any) -> Path:
+def build_lm(
+    path: Path, family: str, token_classes: int = 0, bpe_vocab: int = 400, **overrides: Any
+) -> Path:
     """Save a randomly initialised tiny causal LM of ``family`` (an `LM_FAMILIES` key),
-    or a token classifier with ``token_classes`` labels, over the BPE tokenizer."""
+    or a token classifier with ``token_classes`` labels, over a BPE tokenizer of
+    ``bpe_vocab`` tokens."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    tok = build_bpe_tokenizer(path)
+    tok = build_bpe_tokenizer(path, bpe_vocab)
     torch.manual_seed(4321)
     common: dict[str, Any] = dict(
         vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -177,8 +180,9 @@ def build_lm(path: Path, family: str, token_classes: int = 0, **overrides: Any) 
 
 @pytest.fixture(scope="session")
 def lm_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Tiny causal LMs (Llama, Qwen2, Gemma2 with soft-capping) and a two-label Llama
-    token classifier, over a byte-level BPE tokenizer."""
+    """Tiny causal LMs (Llama, Qwen2, Gemma2 with soft-capping; Llama and Qwen2 also with
+    tied embeddings) and a two-label Llama token classifier, over a byte-level BPE
+    tokenizer; and a Llama over a smaller vocabulary."""
     root = tmp_path_factory.mktemp("lm")
     return {
         "llama": build_lm(root / "llama", "llama"),
@@ -186,4 +190,7 @@ def lm_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "gemma2": build_lm(root / "gemma2", "gemma2", final_logit_softcapping=5.0,
                            head_dim=16),
         "token": build_lm(root / "token", "llama", token_classes=2),
+        "llama_tied": build_lm(root / "llama_tied", "llama", tie_word_embeddings=True),
+        "qwen2_tied": build_lm(root / "qwen2_tied", "qwen2", tie_word_embeddings=True),
+        "small_vocabulary": build_lm(root / "small_vocabulary", "llama", bpe_vocab=350),
     }  # fmt: skip
