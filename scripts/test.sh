@@ -14,6 +14,7 @@ while read -r command package; do
     command -v "$command" >/dev/null 2>&1 || [ -e "$command" ] || missing+=("$package")
 done <<'PACKAGES'
 redis-server redis-server
+chromium chromium
 /usr/bin/python3 python3
 bwrap bubblewrap
 sqlite3 sqlite3

@@ -60,6 +60,11 @@ class Client:
         """The job's state, counts by status and progress."""
         return self._send("GET", f"/v1/jobs/{job_id}")
 
+    def job_summary(self, job_id: str) -> dict[str, Any]:
+        """The job's summary so far: counts, reward histograms, groups, slowest and
+        flagged items (``GET /v1/jobs/{id}/summary``)."""
+        return self._send("GET", f"/v1/jobs/{job_id}/summary")
+
     def job_results(self, job_id: str, sink: IO[bytes]) -> None:
         """Write the finished job's results (JSONL, input order) to ``sink``."""
         with self._http.stream("GET", f"/v1/jobs/{job_id}/results") as response:

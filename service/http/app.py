@@ -32,6 +32,8 @@ from referee.service.http.routes import (
     sessions,
     verifiers,
 )
+from referee.service.http.routes.ui import ASSETS as UI_ASSETS
+from referee.service.http.routes.ui import UI_PATHS, install_ui
 from referee.service.jobs.backend import JobBackend, JobService
 from referee.service.jobs.local import LocalJobs
 from referee.service.jobs.redis_store import JobStore
@@ -102,6 +104,7 @@ def create_app(
         redoc_url=None,
     )
     install_docs(app)
+    install_ui(app)
     app.state.settings = settings
     app.state.metrics = metrics
     app.state.dispatcher = Dispatcher(settings, registry, executor, metrics)
@@ -129,7 +132,7 @@ def create_app(
 def admission_rules(settings: Settings) -> AdmissionRules:
     """Who `Admission` lets through for these settings: health checks always public, the
     docs and /metrics when the settings say so."""
-    public = {"/healthz", "/readyz"}
+    public = {"/healthz", "/readyz", *UI_PATHS}  # the page holds no data; its reads need a key
     if settings.docs_public:
         public |= DOCS_PATHS
     if settings.metrics_public:
@@ -137,7 +140,7 @@ def admission_rules(settings: Settings) -> AdmissionRules:
     return AdmissionRules(
         keys=[key.get_secret_value().encode() for key in settings.api_keys],
         public=frozenset(public),
-        public_prefixes=(ASSETS,),  # Swagger UI's own files: nothing of ours
+        public_prefixes=(ASSETS, UI_ASSETS),  # page files: no data of ours
         max_body_bytes=settings.max_body_bytes,
         streamed={"/v1/jobs": settings.max_job_bytes},
     )

@@ -95,6 +95,57 @@ class JobInfo(BaseModel):
     """Why a job is ``failed``."""
 
 
+class RewardStats(BaseModel):
+    count: int
+    mean: float | None
+    min: float | None
+    max: float | None
+    histogram: list[int]
+    """Twenty bins over [0, 1]."""
+    below_0: int
+    above_1: int
+
+
+class GroupSummary(BaseModel):
+    count: int
+    zero_variance: int
+    """Groups of two or more ``ok`` items whose rewards are all equal."""
+    pass_rate_histogram: list[int]
+    """Groups by pass rate (reward >= 1), in 21 bins: 0, 0.05, ..., 1."""
+
+
+class SlowItem(BaseModel):
+    index: int
+    elapsed_ms: float
+    verifier: str
+
+
+class FlaggedItem(BaseModel):
+    index: int
+    verifier: str
+    flags: list[str]
+
+
+class JobSummaryResponse(BaseModel):
+    """``GET /v1/jobs/{id}/summary``: the job's results so far, summarised."""
+
+    job: JobInfo
+    items: int
+    """Results summarised (in input order; all of them once the job has ended)."""
+    items_per_s: float | None
+    eta_s: float | None
+    by_status: dict[str, int]
+    by_error: dict[str, int]
+    rewards: dict[str, RewardStats]
+    """``ok`` rewards by verifier."""
+    groups: GroupSummary
+    slowest: list[SlowItem]
+    flags: dict[str, int]
+    """Items by ``details.flags`` entry."""
+    flagged: list[FlaggedItem]
+    """The first 50 flagged items."""
+
+
 class JobList(BaseModel):
     jobs: list[JobInfo]
     """The caller's unexpired jobs, newest first."""

@@ -21,6 +21,7 @@ from referee.service.execution.fair_queue import Ticket
 from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
 from referee.service.jobs.redis_store import JobStore
 from referee.service.jobs.status import JobStatus
+from referee.service.jobs.summary import JobSummary
 from referee.verifiers.registry import Registry, UnknownVerifier
 from referee.verifiers.types import Pool
 
@@ -76,6 +77,11 @@ class JobBackend(Protocol):
         ...
 
     def results(self, job_id: str, total: int) -> AsyncIterator[bytes]: ...
+
+    async def summary(self, job_id: str) -> JobSummary | None:
+        """The job's summary so far (`JobSummary`), stored with the job; None when
+        unknown."""
+        ...
 
     async def start(self) -> None:
         """Resume what a stopped server left unfinished (embedded jobs)."""
@@ -134,6 +140,12 @@ class JobService:
 
     def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
         return self.store.results(job_id, total)
+
+    async def summary(self, job_id: str) -> JobSummary | None:
+        job = await self.store.status(job_id)
+        if job is None:
+            return None
+        return await self.store.summary(job_id, job.total)
 
     async def start(self) -> None:
         return None  # Redis keeps the jobs; the workers carry on with them

@@ -37,6 +37,7 @@ from referee.service.jobs.jsonl import Entry, items_of, merged, read_items_from
 from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
 from referee.service.jobs.redis_store import CANCELLED_LINE
 from referee.service.jobs.status import JobState, JobStatus
+from referee.service.jobs.summary import JobSummary, group_of
 from referee.verifiers.types import Result, Status
 
 BATCH = 512
@@ -73,6 +74,7 @@ class LocalJobs:
         self._quota = quota
         self._catalog = JobCatalog(directory / "jobs.sqlite3")
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._summary_lock = asyncio.Lock()
         self.retry_s = RETRY_S
 
     async def start(self) -> None:
@@ -131,6 +133,36 @@ class LocalJobs:
         if record.progress.done < total:
             yield (CANCELLED_LINE + b"\n") * (total - record.progress.done)
 
+    async def summary(self, job_id: str) -> JobSummary | None:
+        """The job's summary up to its committed results, folded on from where the stored
+        one stopped (`JobSummary`), and stored again beside the job."""
+        record = await asyncio.to_thread(self._catalog.get, job_id)
+        if record is None:
+            return None
+        async with self._summary_lock:
+            return await asyncio.to_thread(self._fold, job_id, record.progress.results_offset)
+
+    def _fold(self, job_id: str, committed: int) -> JobSummary:
+        items_path, results_path = self._paths(job_id)
+        stored = self._dir / f"{job_id}.summary.json"
+        summary, offsets = JobSummary(), (0, 0)
+        with contextlib.suppress(FileNotFoundError):
+            data = orjson.loads(stored.read_bytes())
+            summary, offsets = JobSummary.from_json(data["summary"]), tuple(data["offsets"])
+        before = summary.folded
+        with items_path.open("rb") as items, results_path.open("rb") as results:
+            items.seek(offsets[0])
+            results.seek(offsets[1])
+            while results.tell() < committed:
+                line = results.readline()
+                summary.add(orjson.loads(line), group_of(_next_item(items)))
+            offsets = (items.tell(), results.tell())
+        if summary.folded != before:
+            scratch = stored.with_suffix(".tmp")
+            scratch.write_bytes(orjson.dumps({"summary": summary.to_json(), "offsets": offsets}))
+            scratch.replace(stored)
+        return summary
+
     async def cancel(self, job_id: str) -> bool:
         record = await asyncio.to_thread(self._catalog.get, job_id)
         if record is None:
@@ -182,7 +214,7 @@ class LocalJobs:
             await self._forget(job_id)
 
     async def _forget(self, job_id: str) -> None:
-        for path in self._paths(job_id):
+        for path in (*self._paths(job_id), self._dir / f"{job_id}.summary.json"):
             path.unlink(missing_ok=True)
         await asyncio.to_thread(self._catalog.delete, job_id)
 
@@ -215,6 +247,10 @@ class LocalJobs:
                 await self._fail_rest(job_id, total, progress, f"{type(exc).__name__}: {exc}")
                 break
         await asyncio.to_thread(self._catalog.set_state, job_id, JobState.DONE, time.time())
+        try:  # folded now, so the first look after the end is instant
+            await self.summary(job_id)
+        except (OSError, ValueError) as exc:  # the summary is a view; the job is done
+            log.error("job %s: its summary could not be folded: %s", job_id, exc)
 
     async def _score_all(self, job_id: str, progress: Progress, ticket: Ticket) -> None:
         items_path, results_path = self._paths(job_id)
@@ -275,6 +311,14 @@ class LocalJobs:
             for start in range(0, left, BATCH):
                 await self._write(sink, [failed] * min(BATCH, left - start), progress)
             await self._checkpoint(job_id, sink, progress)
+
+
+def _next_item(items: BinaryIO) -> bytes:
+    """The next non-blank line of an uploaded items file (blank lines were dropped on
+    upload, so this is the item of the next result)."""
+    while (line := items.readline()) and not line.strip():
+        pass
+    return line
 
 
 def _append(sink: BinaryIO, lines: bytes) -> None:

@@ -32,6 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from referee.service.jobs.status import JobState, JobStatus
+from referee.service.jobs.summary import JobSummary, group_of
 from referee.verifiers.types import ErrorInfo, Result, Status
 
 PREFIX = "referee:job:"
@@ -158,7 +159,7 @@ class JobStore:
         """Remove the job's keys and its place in its owner's set."""
         meta, *_ = job_keys(job_id)
         tenant = await self._redis.hget(meta, "tenant")
-        await self._redis.delete(*job_keys(job_id))
+        await self._redis.delete(*job_keys(job_id), f"{meta}:summary")
         if tenant is not None:
             await self._redis.srem(tenant_key(_bytes(tenant).decode()), job_id)
 
@@ -205,6 +206,29 @@ class JobStore:
         if state in (b"running", b"uploading"):
             await self._redis.hset(meta, mapping={"state": "cancelled", "finished": time.time()})
         return True
+
+    async def summary(self, job_id: str, total: int) -> JobSummary:
+        """The job's summary over its results in input order up to the first line not
+        scored yet (a cancelled job's unscored lines are not results: they are left out,
+        as in the embedded store), folded on from the stored one and stored again."""
+        base, items_key, results_key, _ = job_keys(job_id)
+        stored = await self._redis.get(f"{base}:summary")
+        summary = JobSummary.from_json(orjson.loads(stored)) if stored else JobSummary()
+        before = summary.folded
+        while summary.folded < total:
+            start = summary.folded
+            stop = min(total, start + READ_BATCH)
+            values = await self._redis.hmget(results_key, [str(i) for i in range(start, stop)])
+            lines = await self._redis.lrange(items_key, start, stop - 1)
+            for value, line in zip(values, lines, strict=False):
+                if value is None:
+                    break
+                summary.add(orjson.loads(value), group_of(_bytes(line)))
+            if summary.folded < stop:  # a line not scored yet (or no longer stored)
+                break
+        if summary.folded != before:
+            await self._redis.set(f"{base}:summary", orjson.dumps(summary.to_json()), ex=self._ttl)
+        return summary
 
     async def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
         """Result lines in input order; items never scored (cancelled) get a placeholder."""

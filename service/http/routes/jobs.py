@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -11,7 +12,13 @@ from fastapi.responses import StreamingResponse
 from referee.service.execution.fair_queue import Priority, Ticket
 from referee.service.http.deps import CallerDep
 from referee.service.http.errors import Conflict, NotFound, UnsupportedMediaType
-from referee.service.http.schemas import ErrorResponse, JobAccepted, JobInfo, JobList
+from referee.service.http.schemas import (
+    ErrorResponse,
+    JobAccepted,
+    JobInfo,
+    JobList,
+    JobSummaryResponse,
+)
 from referee.service.jobs.backend import JobBackend
 from referee.service.jobs.status import JobState, JobStatus
 
@@ -63,6 +70,28 @@ async def listing(jobs: JobsDep, caller: CallerDep) -> JobList:
 @router.get("/v1/jobs/{job_id}", response_model=JobInfo, responses=_ERRORS)
 async def status(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobInfo:
     return describe(await found(jobs, job_id, caller))
+
+
+@router.get("/v1/jobs/{job_id}/summary", response_model=JobSummaryResponse, responses=_ERRORS)
+async def summary(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobSummaryResponse:
+    """Counts by status and error code, reward histograms by verifier, group pass rates
+    and the share of zero-variance groups, the slowest and the flagged items: over the
+    results so far while the job runs, all of them once it ends. Stored with the job."""
+    job = await found(jobs, job_id, caller)
+    folded = await jobs.summary(job_id)
+    if folded is None:
+        raise NotFound(f"no job {job_id} (never created, or expired)")
+    rate, eta = pace(job)
+    return JobSummaryResponse(job=describe(job), items_per_s=rate, eta_s=eta, **folded.view())
+
+
+def pace(job: JobStatus) -> tuple[float | None, float | None]:
+    """Items per second since the job was created, and the seconds left at that pace."""
+    elapsed = (job.finished or time.time()) - job.created
+    if job.done == 0 or elapsed <= 0:
+        return None, None
+    rate = job.done / elapsed
+    return rate, (job.total - job.done) / rate if not job.state.finished else 0.0
 
 
 @router.get(

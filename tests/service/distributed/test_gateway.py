@@ -107,6 +107,11 @@ def test_job_lifecycle(cluster: Cluster, tmp_path: Path) -> None:
         final = client.wait_job(job_id, poll_s=0.2, timeout_s=60)
         assert final["state"] == "done" and final["total"] == 3002 and final["done"] == 3002
         assert final["counts"] == {"ok": 3000, "invalid": 2}
+        summary = client.job_summary(job_id)
+        assert summary["items"] == 3002 and summary["by_status"] == final["counts"]
+        assert summary["by_error"] == {"malformed_line": 2}
+        assert sum(summary["rewards"]["string@1"]["histogram"]) == 3000
+        assert client.job_summary(job_id) == summary  # read again: nothing counted twice
         out = tmp_path / "out.jsonl"
         with out.open("wb") as sink:
             client.job_results(job_id, sink)
