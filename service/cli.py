@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, BinaryIO
@@ -17,7 +18,8 @@ from rich.table import Table
 from referee.sandbox.doctor import check_host, failed
 from referee.service.banner import print_banner
 from referee.service.cli_errors import answered, say
-from referee.service.cli_jobs import score_as_job, sidecar
+from referee.service.cli_jobs import FINISHED, score_as_job, sidecar
+from referee.service.cli_summary import print_summary, summarize_files, write_summary
 from referee.service.client import Client
 from referee.service.data_dir import check_data_dir
 from referee.service.distributed.consumer import run_worker
@@ -25,7 +27,7 @@ from referee.service.execution.local import LocalScorer
 from referee.service.http.app import build_executor, create_app
 from referee.service.http.connection import guarded_protocol
 from referee.service.jobs.file import Scorer, score_file
-from referee.service.jobs.jsonl import count_lines, read_results
+from referee.service.jobs.jsonl import count_lines
 from referee.service.jobs.resume import ResumeMismatch, ResumePoint, find_resume_point
 from referee.service.logs import configure as configure_logging
 from referee.service.preflight import check_start, log_problems, sandbox_problem
@@ -105,12 +107,20 @@ def score(
         bool, typer.Option(help="Continue after OUTPUT's last complete line (same input)")
     ] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace a non-empty OUTPUT")] = False,
+    summary_json: Annotated[
+        Path | None, typer.Option(help="Also write the summary (histograms, groups) as JSON")
+    ] = None,
 ) -> None:
-    """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order."""
+    """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order, and a
+    summary to the terminal: statuses, a reward histogram per verifier, group pass rates
+    and zero-variance groups (with OUTPUT)."""
+    if summary_json is not None and output is None:
+        say(console, "--summary-json needs --output (the summary is read back from it)")
     with answered(console, server):
         if server and output and sidecar(output).exists():
             if resume:
                 _score_as_job(source, output, server, api_key, reattach=True)
+                _report(source, output, summary_json)
                 return
             if not overwrite:
                 job = sidecar(output).read_text().strip()
@@ -118,6 +128,18 @@ def score(
             sidecar(output).unlink()
         start = _resume_point(source, output, resume, overwrite)
         _score(source, output, server, api_key, batch_size, job_threshold, start)
+        _report(source, output, summary_json)
+
+
+def _report(source: Path, output: Path | None, summary_json: Path | None) -> None:
+    """The scored file's summary, printed (and written as JSON when asked); without an
+    OUTPUT file the running totals were printed already."""
+    if output is None:
+        return
+    view = summarize_files(source, output).view()
+    print_summary(console, view)
+    if summary_json is not None:
+        write_summary(summary_json, view)
 
 
 def _score(
@@ -151,7 +173,8 @@ def _score(
             skip=start.done,
             summary=start.summary,
         )
-    _print_summary(summary)
+    if output is None:
+        _print_summary(summary)
 
 
 def _resume_point(source: Path, output: Path | None, resume: bool, overwrite: bool) -> ResumePoint:
@@ -177,11 +200,33 @@ def _score_as_job(
         progress = stack.enter_context(_progress(1))
         sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
         score_as_job(client, source, output, sink, progress, console, reattach)
-    if output is not None:
-        summary = Summary()
-        for result in read_results(output):
-            summary.add(result)
-        _print_summary(summary)
+
+
+@app.command()
+def jobs(
+    server: Annotated[str, typer.Option(help="The server whose jobs to show")],
+    api_key: Annotated[str | None, typer.Option(envvar="REFEREE_API_KEY")] = None,
+    follow: Annotated[
+        str | None, typer.Option(help="A job id: show its progress until it ends, then its summary")
+    ] = None,
+) -> None:
+    """List the key's jobs on a server, or follow one."""
+    with answered(console, server), Client(server, api_key) as client:
+        if follow is None:
+            table = Table("job", "state", "done", "total", "counts", title="jobs")
+            for job in client.jobs():
+                counts = ", ".join(f"{k} {v}" for k, v in sorted(job["counts"].items()))
+                table.add_row(job["id"], job["state"], str(job["done"]), str(job["total"]), counts)
+            console.print(table)
+            return
+        with _progress(1) as progress:
+            task = progress.add_task(f"job {follow[:8]}", total=None)
+            while (status := client.job(follow))["state"] not in FINISHED:
+                progress.update(task, completed=status["done"], total=status["total"])
+                time.sleep(0.5)
+            progress.update(task, completed=status["done"], total=status["total"])
+        console.print(f"job {follow}: {status['state']}")
+        print_summary(console, client.job_summary(follow))
 
 
 @app.command("verifiers")

@@ -60,6 +60,11 @@ class Client:
         """The job's state, counts by status and progress."""
         return self._send("GET", f"/v1/jobs/{job_id}")
 
+    def jobs(self) -> list[dict[str, Any]]:
+        """The key's unexpired jobs, newest first."""
+        found: list[dict[str, Any]] = self._send("GET", "/v1/jobs")["jobs"]
+        return found
+
     def job_summary(self, job_id: str) -> dict[str, Any]:
         """The job's summary so far: counts, reward histograms, groups, slowest and
         flagged items (``GET /v1/jobs/{id}/summary``)."""

@@ -158,3 +158,33 @@ def test_doctor_fails_on_a_data_directory_it_cannot_write(tmp_path: Path) -> Non
     done = referee("doctor", "--no-smoke", env={"REFEREE_DATA_DIR": str(blocker / "data")})
     assert done.returncode == 1
     assert "data directory" in done.stderr and "not writable" in done.stderr
+
+
+def test_score_prints_and_writes_the_summary(items_file: Path, tmp_path: Path) -> None:
+    grouped = tmp_path / "grouped.jsonl"
+    grouped.write_bytes(b"\n".join(orjson.dumps({**item, "group": "g"}) for item in ITEMS[:2]))
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    done = referee("score", str(grouped), "-o", str(out), "--summary-json", str(summary))
+    assert done.returncode == 0, done.stderr
+    view = orjson.loads(summary.read_bytes())
+    assert view["by_status"] == {"ok": 2}
+    assert view["rewards"]["string@1"]["histogram"][0] == view["rewards"]["string@1"][
+        "histogram"][-1] == 1  # fmt: skip
+    assert view["groups"] == {"count": 1, "zero_variance": 0,
+                              "pass_rate_histogram": [0] * 10 + [1] + [0] * 10}  # fmt: skip
+    assert "1 groups, 0.0% with zero reward variance" in done.stderr
+    assert "█" in done.stderr  # the histogram's full bin
+    alone = referee("score", str(items_file), "--summary-json", str(summary))
+    assert alone.returncode != 0 and "--summary-json needs --output" in alone.stderr
+
+
+def test_jobs_lists_and_follows_a_server_job(items_file: Path, live_server: str) -> None:
+    with Client(live_server) as client:
+        job_id = client.submit_job(items_file)
+    listed = referee("jobs", "--server", live_server)
+    assert listed.returncode == 0, listed.stderr
+    assert job_id in listed.stdout + listed.stderr
+    followed = referee("jobs", "--server", live_server, "--follow", job_id)
+    assert followed.returncode == 0, followed.stderr
+    output = followed.stdout + followed.stderr
+    assert f"job {job_id}: done" in output and "string@1" in output
