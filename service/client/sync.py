@@ -70,6 +70,10 @@ class Client:
         flagged items (``GET /v1/jobs/{id}/summary``)."""
         return self._send("GET", f"/v1/jobs/{job_id}/summary")
 
+    def job_line(self, job_id: str, index: int) -> dict[str, Any]:
+        """One line of the job: the item as uploaded and its result (null until scored)."""
+        return self._send("GET", f"/v1/jobs/{job_id}/items/{index}")
+
     def job_results(self, job_id: str, sink: IO[bytes]) -> None:
         """Write the finished job's results (JSONL, input order) to ``sink``."""
         with self._http.stream("GET", f"/v1/jobs/{job_id}/results") as response:

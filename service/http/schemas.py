@@ -146,6 +146,16 @@ class JobSummaryResponse(BaseModel):
     """The first 50 flagged items."""
 
 
+class JobLine(BaseModel):
+    """``GET /v1/jobs/{id}/items/{index}``: one uploaded line and its result."""
+
+    index: int
+    item: Any
+    """The line as uploaded: its JSON, or its text when it is not JSON."""
+    result: Any
+    """Its result, or null while it is not scored."""
+
+
 class JobList(BaseModel):
     jobs: list[JobInfo]
     """The caller's unexpired jobs, newest first."""

@@ -83,6 +83,11 @@ class JobBackend(Protocol):
         unknown."""
         ...
 
+    async def line(self, job_id: str, index: int) -> tuple[bytes | None, bytes | None]:
+        """The uploaded line ``index`` (0-based, blank lines not counted) and its result
+        line, each None when there is none (yet)."""
+        ...
+
     async def start(self) -> None:
         """Resume what a stopped server left unfinished (embedded jobs)."""
         ...
@@ -140,6 +145,9 @@ class JobService:
 
     def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
         return self.store.results(job_id, total)
+
+    async def line(self, job_id: str, index: int) -> tuple[bytes | None, bytes | None]:
+        return await self.store.line(job_id, index)
 
     async def summary(self, job_id: str) -> JobSummary | None:
         job = await self.store.status(job_id)

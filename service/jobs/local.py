@@ -163,6 +163,18 @@ class LocalJobs:
             scratch.replace(stored)
         return summary
 
+    async def line(self, job_id: str, index: int) -> tuple[bytes | None, bytes | None]:
+        """Line ``index`` of the upload and its committed result (a scan of both files:
+        a look at one item, not a bulk read)."""
+        record = await asyncio.to_thread(self._catalog.get, job_id)
+        if record is None:
+            return None, None
+        items_path, results_path = self._paths(job_id)
+        item = await asyncio.to_thread(_nth_line, items_path, index, None)
+        committed = record.progress.results_offset
+        result = await asyncio.to_thread(_nth_line, results_path, index, committed)
+        return item, result
+
     async def cancel(self, job_id: str) -> bool:
         record = await asyncio.to_thread(self._catalog.get, job_id)
         if record is None:
@@ -311,6 +323,19 @@ class LocalJobs:
             for start in range(0, left, BATCH):
                 await self._write(sink, [failed] * min(BATCH, left - start), progress)
             await self._checkpoint(job_id, sink, progress)
+
+
+def _nth_line(path: Path, index: int, limit: int | None) -> bytes | None:
+    """The ``index``-th non-blank line of ``path`` within its first ``limit`` bytes."""
+    with path.open("rb") as source:
+        seen = 0
+        while (line := source.readline()) and (limit is None or source.tell() <= limit):
+            if not line.strip():
+                continue
+            if seen == index:
+                return line.rstrip(b"\n")
+            seen += 1
+    return None
 
 
 def _next_item(items: BinaryIO) -> bytes:

@@ -230,6 +230,13 @@ class JobStore:
             await self._redis.set(f"{base}:summary", orjson.dumps(summary.to_json()), ex=self._ttl)
         return summary
 
+    async def line(self, job_id: str, index: int) -> tuple[bytes | None, bytes | None]:
+        """Line ``index`` of the job's upload and its result, when stored."""
+        _, items_key, results_key, _ = job_keys(job_id)
+        item = await self._redis.lindex(items_key, index)
+        result = await self._redis.hget(results_key, str(index))
+        return _maybe_bytes(item), _maybe_bytes(result)
+
     async def results(self, job_id: str, total: int) -> AsyncIterator[bytes]:
         """Result lines in input order; items never scored (cancelled) get a placeholder."""
         _, _, results_key, _ = job_keys(job_id)
@@ -237,6 +244,10 @@ class JobStore:
             fields = [str(i) for i in range(start, min(total, start + READ_BATCH))]
             values = await self._redis.hmget(results_key, fields)
             yield b"".join((_bytes(v) if v is not None else CANCELLED_LINE) + b"\n" for v in values)
+
+
+def _maybe_bytes(value: bytes | str | None) -> bytes | None:
+    return None if value is None else _bytes(value)
 
 
 def _bytes(value: bytes | str) -> bytes:

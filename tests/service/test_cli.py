@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import orjson
 import pytest
@@ -162,7 +163,8 @@ def test_doctor_fails_on_a_data_directory_it_cannot_write(tmp_path: Path) -> Non
 
 def test_score_prints_and_writes_the_summary(items_file: Path, tmp_path: Path) -> None:
     grouped = tmp_path / "grouped.jsonl"
-    grouped.write_bytes(b"\n".join(orjson.dumps({**item, "group": "g"}) for item in ITEMS[:2]))
+    lines = [orjson.dumps({**cast("dict[str, object]", item), "group": "g"}) for item in ITEMS[:2]]
+    grouped.write_bytes(b"\n".join(lines))
     out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
     done = referee("score", str(grouped), "-o", str(out), "--summary-json", str(summary))
     assert done.returncode == 0, done.stderr

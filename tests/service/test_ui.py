@@ -172,3 +172,28 @@ def test_a_restarted_server_still_has_the_summary(tmp_path: Path) -> None:
     assert {k: after[k] for k in ("by_status", "rewards", "groups", "flags")} == {
         k: before[k] for k in ("by_status", "rewards", "groups", "flags")
     }
+
+
+@needs_chromium
+def test_a_flagged_item_drills_down_to_its_request_and_result(server: str) -> None:
+    job_id = submit(server)
+    summary = httpx.get(f"{server}/v1/jobs/{job_id}/summary", timeout=30).json()
+    (flagged,) = summary["flagged"]
+    page = browse(f"{server}/ui#job/{job_id}", "--dump-dom")
+    assert f'href="#job/{job_id}/item/{flagged["index"]}"' in page.stdout
+    item_page = browse(f"{server}/ui#job/{job_id}/item/{flagged['index']}", "--dump-dom")
+    assert console_errors(item_page.stderr) == []
+    assert "\\\\boxed{2} or \\\\boxed{3}" in item_page.stdout  # the request, as JSON text
+    assert "conflicting_answers" in item_page.stdout  # the result's details
+
+
+def test_one_line_of_a_job(server: str) -> None:
+    job_id = submit(server)
+    last = httpx.get(f"{server}/v1/jobs/{job_id}/items/66", timeout=30).json()
+    assert last["item"] == "this line is not JSON"
+    assert last["result"]["error"]["code"] == "malformed_line"
+    first = httpx.get(f"{server}/v1/jobs/{job_id}/items/0", timeout=30).json()
+    assert first["item"]["group"] == "g0" and first["result"]["status"] == "ok"
+    past = httpx.get(f"{server}/v1/jobs/{job_id}/items/67", timeout=30)
+    assert past.status_code == 404 and "67" in past.json()["error"]["message"]
+    assert httpx.get(f"{server}/v1/jobs/{job_id}/items/-1", timeout=30).status_code == 422

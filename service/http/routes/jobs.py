@@ -6,6 +6,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import StreamingResponse
 
@@ -16,6 +17,7 @@ from referee.service.http.schemas import (
     ErrorResponse,
     JobAccepted,
     JobInfo,
+    JobLine,
     JobList,
     JobSummaryResponse,
 )
@@ -83,6 +85,31 @@ async def summary(job_id: JobId, jobs: JobsDep, caller: CallerDep) -> JobSummary
         raise NotFound(f"no job {job_id} (never created, or expired)")
     rate, eta = pace(job)
     return JobSummaryResponse(job=describe(job), items_per_s=rate, eta_s=eta, **folded.view())
+
+
+@router.get("/v1/jobs/{job_id}/items/{index}", response_model=JobLine, responses=_ERRORS)
+async def line(
+    job_id: JobId,
+    index: Annotated[int, Path(ge=0, description="0-based line of the upload")],
+    jobs: JobsDep,
+    caller: CallerDep,
+) -> JobLine:
+    """One line of the job: the item as uploaded and its result (null until scored)."""
+    job = await found(jobs, job_id, caller)
+    if index >= job.total:
+        raise NotFound(f"job {job_id} has {job.total} lines (index: {index} is past them)")
+    item, result = await jobs.line(job_id, index)
+    return JobLine(index=index, item=_parsed(item), result=_parsed(result))
+
+
+def _parsed(line: bytes | None) -> Any:
+    """A stored line as JSON, or as text when it is not JSON (a malformed upload line)."""
+    if line is None:
+        return None
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return line.decode(errors="replace")
 
 
 def pace(job: JobStatus) -> tuple[float | None, float | None]:

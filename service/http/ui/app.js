@@ -58,9 +58,44 @@ function problem(error) {
   box.textContent = error ? String(error.message || error) : "";
 }
 
+function view(name) {
+  for (const id of ["jobs-view", "job-view", "item-view"]) {
+    document.getElementById(id).hidden = id !== name;
+  }
+}
+
+function link(text, href) {
+  const anchor = document.createElement("a");
+  anchor.href = href;
+  anchor.textContent = text;
+  return anchor;
+}
+
+function lines(table, id, rows) {
+  // rows: [index, ...cells]; the first cell links to the line's item view
+  const body = table.tBodies[0];
+  body.replaceChildren();
+  for (const [index, ...rest] of rows) {
+    const row = body.insertRow();
+    row.insertCell().appendChild(link(String(index + 1), `#job/${id}/item/${index}`));
+    rest.forEach((value) => cell(row, value));
+  }
+}
+
+async function showItem(id, index) {
+  view("item-view");
+  const jobLink = document.getElementById("item-job");
+  jobLink.href = `#job/${id}`;
+  jobLink.textContent = id.slice(0, 12);
+  document.getElementById("item-index").textContent = String(Number(index) + 1);
+  const line = await getJSON(`/v1/jobs/${id}/items/${index}`);
+  document.getElementById("item-request").textContent = JSON.stringify(line.item, null, 2);
+  document.getElementById("item-result").textContent =
+    line.result === null ? "not scored yet" : JSON.stringify(line.result, null, 2);
+}
+
 async function showJobs() {
-  document.getElementById("jobs-view").hidden = false;
-  document.getElementById("job-view").hidden = true;
+  view("jobs-view");
   const { jobs } = await getJSON("/v1/jobs");
   const table = document.getElementById("jobs");
   const body = table.tBodies[0];
@@ -99,8 +134,7 @@ function rewardCard(name, rewards) {
 }
 
 async function showJob(id) {
-  document.getElementById("jobs-view").hidden = true;
-  document.getElementById("job-view").hidden = false;
+  view("job-view");
   document.getElementById("job-id").textContent = id;
   const [job, summary] = await Promise.all([getJSON(`/v1/jobs/${id}`), getJSON(`/v1/jobs/${id}/summary`)]);
   const share = job.total ? job.done / job.total : 1;
@@ -119,8 +153,8 @@ async function showJob(id) {
   bars(document.getElementById("pass-rates"), groups.pass_rate_histogram, RATE_LABELS);
   const rewards = document.getElementById("rewards");
   rewards.replaceChildren(...Object.entries(summary.rewards).map(([name, r]) => rewardCard(name, r)));
-  fill(document.getElementById("slowest"), summary.slowest.map((s) => [s.index + 1, s.verifier, s.elapsed_ms.toFixed(1)]));
-  fill(document.getElementById("flagged"), summary.flagged.map((f) => [f.index + 1, f.verifier, f.flags.join(", ")]));
+  lines(document.getElementById("slowest"), id, summary.slowest.map((s) => [s.index, s.verifier, s.elapsed_ms.toFixed(1)]));
+  lines(document.getElementById("flagged"), id, summary.flagged.map((f) => [f.index, f.verifier, f.flags.join(", ")]));
   document.body.dataset.jobState = job.state;
   return job.state;
 }
@@ -128,9 +162,12 @@ async function showJob(id) {
 async function route() {
   clearTimeout(state.timer);
   const match = location.hash.match(/^#job\/([0-9a-f]{32})$/);
+  const item = location.hash.match(/^#job\/([0-9a-f]{32})\/item\/(\d+)$/);
   try {
     problem(null);
-    if (match) {
+    if (item) {
+      await showItem(item[1], item[2]);
+    } else if (match) {
       const jobState = await showJob(match[1]);
       if (jobState === "running" || jobState === "uploading") state.timer = setTimeout(route, 1000);
     } else {

@@ -112,6 +112,8 @@ def test_job_lifecycle(cluster: Cluster, tmp_path: Path) -> None:
         assert summary["by_error"] == {"malformed_line": 2}
         assert sum(summary["rewards"]["string@1"]["histogram"]) == 3000
         assert client.job_summary(job_id) == summary  # read again: nothing counted twice
+        bad = client.job_line(job_id, 3000)
+        assert bad["item"] == "not json" and bad["result"]["error"]["code"] == "malformed_line"
         out = tmp_path / "out.jsonl"
         with out.open("wb") as sink:
             client.job_results(job_id, sink)
