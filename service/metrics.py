@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from referee.service.traffic import Traffic
 from referee.verifiers.base import Measured
 from referee.verifiers.types import Result
 
@@ -85,6 +86,8 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.traffic = Traffic(LATENCY_BUCKETS)
+        """The last minutes of the same results, for ``/v1/traffic``."""
         self.registry.register(_PoolCollector(pool_report))
         for verifier in verifiers:
             if isinstance(verifier, Measured):
@@ -100,6 +103,7 @@ class Metrics:
             verifier = result.verifier or "unresolved"
             self.items.labels(verifier, result.status.value).inc()
             self.item_latency.labels(verifier).observe(result.elapsed_ms / 1000.0)
+            self.traffic.observe(verifier, result.status.value, result.elapsed_ms / 1000.0)
             for flag in _flags(result):
                 self.flags.labels(verifier, self._flag_label(verifier, flag)).inc()
 

@@ -30,6 +30,7 @@ from referee.service.http.routes import (
     run,
     score,
     sessions,
+    traffic,
     verifiers,
 )
 from referee.service.http.routes.ui import ASSETS as UI_ASSETS
@@ -120,7 +121,7 @@ def create_app(
     app.include_router(
         health.metrics_router, dependencies=[] if settings.metrics_public else protected
     )
-    for module in (score, logprobs, jobs, verifiers, openrlhf, graders, run, sessions):
+    for module in (score, logprobs, jobs, verifiers, openrlhf, graders, run, sessions, traffic):
         app.include_router(module.router, dependencies=protected)
     app.add_middleware(CancelOnDisconnect)
     app.add_middleware(Admission, rules=admission_rules(settings))

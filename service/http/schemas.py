@@ -146,6 +146,28 @@ class JobSummaryResponse(BaseModel):
     """The first 50 flagged items."""
 
 
+class VerifierTraffic(BaseModel):
+    items: int
+    items_per_s: float
+    by_status: dict[str, int]
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+
+
+class TrafficView(BaseModel):
+    """``GET /v1/traffic``."""
+
+    window_s: float
+    step_s: float
+    items: int
+    items_per_s: float
+    by_status: dict[str, int]
+    verifiers: dict[str, VerifierTraffic]
+    series: list[int]
+    """Items scored per step, oldest first (the last entry is the current step)."""
+
+
 class JobLine(BaseModel):
     """``GET /v1/jobs/{id}/items/{index}``: one uploaded line and its result."""
 

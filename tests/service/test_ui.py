@@ -69,8 +69,8 @@ class Dom(HTMLParser):
             self._in_cell = True
         elif found.get("data-verifier"):
             self._chart.append(str(found["data-verifier"]))
-        elif found.get("id") == "pass-rates":
-            self._chart.append("pass-rates")
+        elif found.get("id") in ("pass-rates", "traffic-series"):
+            self._chart.append(str(found["id"]))
         elif "bar" in (found.get("class") or "").split() and self._chart:
             self.bars.setdefault(self._chart[-1], []).append(int(found["data-count"] or 0))
 
@@ -197,3 +197,17 @@ def test_one_line_of_a_job(server: str) -> None:
     past = httpx.get(f"{server}/v1/jobs/{job_id}/items/67", timeout=30)
     assert past.status_code == 404 and "67" in past.json()["error"]["message"]
     assert httpx.get(f"{server}/v1/jobs/{job_id}/items/-1", timeout=30).status_code == 422
+
+
+@needs_chromium
+def test_the_live_traffic_view_shows_scored_items(server: str) -> None:
+    items = [{"verifier": "string", "response": "a", "reference": r} for r in "aab"]
+    assert httpx.post(f"{server}/v1/score", json={"items": items}, timeout=30).status_code == 200
+    page = browse(f"{server}/ui", "--dump-dom")
+    assert console_errors(page.stderr) == []
+    dom = Dom()
+    dom.feed(page.stdout)
+    rows = dom.cells["traffic"]
+    at = rows.index("string@1")
+    assert int(rows[at + 1]) >= 3 and "ok" in rows[at + 3]
+    assert sum(dom.bars["traffic-series"]) >= 3

@@ -112,6 +112,21 @@ async function showJobs() {
     cell(row, age(job.created), true);
   }
   document.getElementById("jobs-empty").hidden = jobs.length > 0;
+  await showTraffic();
+}
+
+async function showTraffic() {
+  const traffic = await getJSON("/v1/traffic");
+  const statuses = Object.entries(traffic.by_status).map(([k, v]) => `${k} ${v}`).join(", ");
+  document.getElementById("traffic-line").textContent =
+    `${traffic.items} items · ${traffic.items_per_s.toFixed(2)} items/s${statuses ? " · " + statuses : ""}`;
+  const steps = traffic.series.map((_, i) => `${(traffic.series.length - 1 - i) * traffic.step_s} s ago`);
+  bars(document.getElementById("traffic-series"), traffic.series, steps);
+  fill(document.getElementById("traffic"), Object.entries(traffic.verifiers).map(([name, v]) => [
+    name, v.items, v.items_per_s.toFixed(2),
+    Object.entries(v.by_status).map(([k, n]) => `${k} ${n}`).join(", "),
+    v.p50_ms.toFixed(1), v.p90_ms.toFixed(1), v.p99_ms.toFixed(1),
+  ]));
 }
 
 const BIN_LABELS = Array.from({ length: 20 }, (_, i) => `${(i / 20).toFixed(2)}-${((i + 1) / 20).toFixed(2)}`);
