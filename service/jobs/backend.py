@@ -9,11 +9,13 @@ here beyond reading their ``verifier`` to choose a pool; a bad line becomes an
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import orjson
+from redis.exceptions import RedisError
 
 from referee.service.distributed.celery_app import CHUNK_SIZE
 from referee.service.distributed.executor import CeleryExecutor
@@ -26,6 +28,9 @@ from referee.verifiers.registry import Registry, UnknownVerifier
 from referee.verifiers.types import Pool
 
 UPLOAD_BATCH = 500
+FOLLOW_S = 2.0
+"""How often the gateway that accepted a job folds its summary while it runs."""
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -121,6 +126,7 @@ class JobService:
         self._max_bytes = max_bytes
         self._item_timeout = item_timeout_s
         self._quota = quota
+        self._followers: set[asyncio.Task[None]] = set()
 
     async def submit(self, body: AsyncIterator[bytes], ticket: Ticket) -> tuple[str, int]:
         """Store the upload and queue its chunks; returns (job id, line count)."""
@@ -135,7 +141,26 @@ class JobService:
         await asyncio.to_thread(
             self._executor.publish_job, job_id, plan.chunks, self._item_timeout, ticket
         )
+        follower = asyncio.create_task(self._follow(job_id))
+        self._followers.add(follower)
+        follower.add_done_callback(self._followers.discard)
         return job_id, total
+
+    async def _follow(self, job_id: str) -> None:
+        """Fold the job's summary as its results arrive (every `FOLLOW_S`, and once at the
+        end), so a look at it never has the whole job to fold. A job this gateway did not
+        accept (another replica's, or one from before a restart) is folded when looked at."""
+        while True:
+            job = await self.store.status(job_id)
+            if job is None:
+                return
+            try:
+                await self.store.summary(job_id, job.total)
+            except (OSError, ValueError, RedisError) as exc:  # a view: never the job's fault
+                log.warning("job %s: summary not folded: %s", job_id, exc)
+            if job.state.finished:
+                return
+            await asyncio.sleep(FOLLOW_S)
 
     async def status(self, job_id: str) -> JobStatus | None:
         return await self.store.status(job_id)
@@ -165,7 +190,8 @@ class JobService:
         await self.store.delete(job_id)
 
     async def close(self) -> None:
-        return None
+        for follower in list(self._followers):
+            follower.cancel()
 
     async def _batches(
         self, body: AsyncIterator[bytes], plan: ChunkPlan, limit: UploadLimit

@@ -53,6 +53,17 @@ def test_health_routes_stay_open(keyed: TestClient) -> None:
     assert keyed.get("/readyz").status_code == 200
 
 
+def test_the_page_is_open_and_its_data_is_not(keyed: TestClient) -> None:
+    """``/ui`` holds no data: the page and its files are served without a key; every
+    route it reads needs one, as for any client."""
+    assert keyed.get("/ui").status_code == 200
+    assert keyed.get("/ui/assets/app.js").status_code == 200
+    for route in ("/v1/jobs", "/v1/traffic", f"/v1/jobs/{'0' * 32}/summary"):
+        assert keyed.get(route).status_code == 401, route
+    authorized = {"Authorization": "Bearer first-key"}
+    assert keyed.get("/v1/traffic", headers=authorized).status_code == 200
+
+
 def test_no_keys_means_open(client: TestClient) -> None:
     assert client.post("/v1/score", json=ITEM).status_code == 200
 

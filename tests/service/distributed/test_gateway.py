@@ -107,6 +107,11 @@ def test_job_lifecycle(cluster: Cluster, tmp_path: Path) -> None:
         final = client.wait_job(job_id, poll_s=0.2, timeout_s=60)
         assert final["state"] == "done" and final["total"] == 3002 and final["done"] == 3002
         assert final["counts"] == {"ok": 3000, "invalid": 2}
+        # the accepting gateway folds the summary as results arrive, not when first asked
+        deadline = time.monotonic() + 10
+        while not cluster.redis().exists(f"referee:job:{job_id}:summary"):
+            assert time.monotonic() < deadline, "the summary was not folded in the background"
+            time.sleep(0.2)
         summary = client.job_summary(job_id)
         assert summary["items"] == 3002 and summary["by_status"] == final["counts"]
         assert summary["by_error"] == {"malformed_line": 2}
