@@ -29,7 +29,7 @@ from referee.gpu_rm.kernels.head import ScoreHead, TokenHead
 
 def score_reference(hidden: torch.Tensor, ends: torch.Tensor, head: ScoreHead) -> torch.Tensor:
     """(S, K) float32 scores; see the module docstring for the exact math."""
-    normed = _normed(hidden, ends.to(torch.long) - 1, head.norm_weight, head.norm_eps,
+    normed = rms_normed(hidden, ends.to(torch.long) - 1, head.norm_weight, head.norm_eps,
                      head.norm_offset)  # fmt: skip
     scores = normed @ head.head_weight.to(torch.float32).T
     if head.head_bias is not None:
@@ -42,7 +42,7 @@ def token_logprobs_reference(
 ) -> torch.Tensor:
     """(P, K) float32 log-probabilities over each row's candidate set; see the module
     docstring."""
-    normed = _normed(hidden, rows.to(torch.long), head.norm_weight, head.norm_eps,
+    normed = rms_normed(hidden, rows.to(torch.long), head.norm_weight, head.norm_eps,
                      head.norm_offset)  # fmt: skip
     valid = candidates >= 0
     ids = candidates.clamp(min=0).to(torch.long)
@@ -56,10 +56,11 @@ def token_logprobs_reference(
     return torch.log_softmax(logits, dim=-1)
 
 
-def _normed(
+def rms_normed(
     hidden: torch.Tensor, rows: torch.Tensor, weight: torch.Tensor, eps: float, offset: float
 ) -> torch.Tensor:
-    """RMS-normalised float32 copies of ``hidden[rows]``."""
+    """RMS-normalised float32 copies of ``hidden[rows]`` (the final norm every kernel
+    applies to its rows first)."""
     picked = hidden.index_select(0, rows).to(torch.float32)
     inv = torch.rsqrt(picked.pow(2).mean(dim=-1, keepdim=True) + eps)
     return picked * inv * (weight.to(torch.float32) + offset)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from referee.gpu_rm.kernels.head import TokenHead
+from referee.gpu_rm.kernels.reference import rms_normed
 from referee.gpu_rm.settings import MAX_TOP_K
 
 
@@ -40,9 +41,8 @@ def normed_rows(hidden: torch.Tensor, rows: torch.Tensor, head: TokenHead) -> to
     """The final RMS norm of ``hidden[rows]`` (P, H), computed in float32 and rounded to
     the output layer's dtype, as the model's own forward feeds its output layer (a no-op
     for a float32 model); returned as float32."""
-    picked = hidden.index_select(0, rows.to(torch.long)).to(torch.float32)
-    inv = torch.rsqrt(picked.pow(2).mean(dim=-1, keepdim=True) + head.norm_eps)
-    normed = picked * inv * (head.norm_weight.to(torch.float32) + head.norm_offset)
+    normed = rms_normed(hidden, rows.to(torch.long), head.norm_weight, head.norm_eps,
+                        head.norm_offset)  # fmt: skip
     return normed.to(head.lm_weight.dtype).to(torch.float32)
 
 
