@@ -1,11 +1,13 @@
 """The Triton kernel of the token statistics: output layer + online log-softmax over the
 whole vocabulary + the target's logit, at scored positions only.
 
-One program takes ``block_p`` normed rows and walks the vocabulary in tiles of
-``block_v`` rows of the output layer: a tile of logits is one ``tl.dot`` over the hidden
-size, then folded into per-row running statistics (maximum, sum of exponentials, sum of
-exponentials times logits, the target's logit) and dropped, so nothing of size
-``[positions x vocab]`` is ever written: memory O(positions). The math is
+One program takes ``block_p`` normed rows and one split of the vocabulary, and walks that
+split in tiles of ``block_v`` rows of the output layer: a tile of logits is one ``tl.dot``
+over the hidden size, then folded into per-row running statistics (maximum, sum of
+exponentials, sum of exponentials times logits, the target's logit) and dropped, so
+nothing of size ``[positions x vocab]`` is ever written: memory O(positions x splits).
+The splits (the grid's second axis) give a GPU enough programs when few positions are
+read; their statistics are merged on the host (a log-sum-exp over splits). The math is
 `gpu_rm.kernels.vocab_stats.token_stats_reference`; the top-k, when asked for, is a
 second chunked pass (`vocab_stats.top_tokens`).
 
@@ -27,8 +29,12 @@ from referee.gpu_rm.settings import MAX_TOP_K
 
 _INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 """Read once, as Triton itself does when a kernel is decorated (`gpu_rm.kernels.targets`)."""
-BLOCK_P, BLOCK_V, BLOCK_H = 16, 128, 64
-"""Positions per program (tl.dot's minimum), vocabulary rows per tile, hidden per step."""
+BLOCK_P, BLOCK_V, BLOCK_H = 64, 128, 64
+"""Positions per program (each tile of the output layer read serves this many),
+vocabulary rows per tile, hidden per step."""
+PROGRAMS = 512
+"""Enough programs to fill a GPU's SMs several times over: the vocabulary is split until
+positions x splits reaches it."""
 
 
 # No annotations on runtime parameters: see `gpu_rm.kernels.triton_score`.
@@ -42,6 +48,7 @@ def _stats_kernel(  # type: ignore[no-untyped-def]
     num_positions,
     hidden_size,
     vocab_size,
+    split_size,
     softcap,
     has_bias: tl.constexpr,
     has_softcap: tl.constexpr,
@@ -60,9 +67,11 @@ def _stats_kernel(  # type: ignore[no-untyped-def]
     target_logit = tl.zeros([block_p], dtype=tl.float32)
     hs = tl.arange(0, block_h)
     row_base = normed_ptr + ps[:, None].to(tl.int64) * hidden_size
-    for v0 in range(0, vocab_size, block_v):
+    split = tl.program_id(1)
+    v_end = tl.minimum(vocab_size, (split + 1) * split_size)
+    for v0 in range(split * split_size, v_end, block_v):
         vs = v0 + tl.arange(0, block_v)
-        v_ok = vs < vocab_size
+        v_ok = vs < v_end
         col_base = w_ptr + vs[None, :].to(tl.int64) * hidden_size
         acc = tl.zeros([block_p, block_v], dtype=tl.float32)
         for h0 in range(0, hidden_size, block_h):
@@ -86,7 +95,7 @@ def _stats_kernel(  # type: ignore[no-untyped-def]
         peak = new_peak
         hit = vs[None, :] == target[:, None]
         target_logit += tl.sum(tl.where(hit, acc, 0.0), axis=1)
-    out = out_ptr + ps * 4
+    out = out_ptr + (split * num_positions + ps) * 4
     tl.store(out, target_logit, mask=p_ok)
     tl.store(out + 1, peak, mask=p_ok)
     tl.store(out + 2, total, mask=p_ok)
@@ -109,18 +118,19 @@ def token_stats_triton(
     weight = head.lm_weight.contiguous()
     normed = normed32.to(weight.dtype).contiguous()
     count, hidden_size = (int(n) for n in normed.shape)
-    out = torch.zeros((count, 4), dtype=torch.float32, device=hidden.device)
+    splits, split_size = _splits(count, head.vocab_size)
+    out = torch.zeros((splits, count, 4), dtype=torch.float32, device=hidden.device)
     if count:
-        _stats_kernel[(triton.cdiv(count, BLOCK_P),)](
+        _stats_kernel[(triton.cdiv(count, BLOCK_P), splits)](
             normed, weight, head.lm_bias if head.lm_bias is not None else weight,
             targets.to(torch.int64).contiguous(), out, count, hidden_size, head.vocab_size,
-            head.softcap if head.softcap > 0 else 1.0,
+            split_size, head.softcap if head.softcap > 0 else 1.0,
             has_bias=head.lm_bias is not None, has_softcap=head.softcap > 0,
             precision="ieee" if weight.dtype == torch.float32 else "tf32",
             upcast=_INTERPRETED and weight.dtype != torch.float32,
             block_p=BLOCK_P, block_v=BLOCK_V, block_h=BLOCK_H,
         )  # fmt: skip
-    target_logit, peak, total, weighted = out.unbind(1)
+    target_logit, peak, total, weighted = _merged(out)
     log_total = peak + torch.log(total)
     top_ids = torch.zeros((count, 0), dtype=torch.long, device=hidden.device)
     top_logprobs = torch.zeros((count, 0), dtype=torch.float32, device=hidden.device)
@@ -128,6 +138,25 @@ def token_stats_triton(
         top_ids, top_logprobs = top_tokens(normed32, head, top_k, log_total)
     return TokenStats(target_logit - log_total, log_total - weighted / total, top_ids,
                       top_logprobs)  # fmt: skip
+
+
+def _splits(count: int, vocab_size: int) -> tuple[int, int]:
+    """(splits, vocabulary rows per split): enough splits for `PROGRAMS` programs, each a
+    whole number of tiles."""
+    wanted = max(1, min(triton.cdiv(PROGRAMS, max(triton.cdiv(count, BLOCK_P), 1)),
+                        triton.cdiv(vocab_size, BLOCK_V)))  # fmt: skip
+    split_size = triton.cdiv(triton.cdiv(vocab_size, wanted), BLOCK_V) * BLOCK_V
+    return triton.cdiv(vocab_size, split_size), split_size
+
+
+def _merged(out: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The splits' statistics (splits, P, 4) as one: the target's logit (found in one
+    split), the maximum, and the sums rescaled to it."""
+    peak = out[..., 1].max(dim=0).values
+    scale = torch.exp(out[..., 1] - peak)
+    total = (out[..., 2] * scale).sum(dim=0)
+    weighted = (out[..., 3] * scale).sum(dim=0)
+    return out[..., 0].sum(dim=0), peak, total, weighted
 
 
 def builds(dtype: str) -> list[Build]:
@@ -141,7 +170,7 @@ def builds(dtype: str) -> list[Build]:
         "out_ptr": "*fp32",
     }
     scalars = {"num_positions": "i32", "hidden_size": "i32", "vocab_size": "i32",
-               "softcap": "fp32"}  # fmt: skip
+               "split_size": "i32", "softcap": "fp32"}  # fmt: skip
     precision = "ieee" if dtype == "fp32" else "tf32"
     found = []
     for extras in (False, True):
