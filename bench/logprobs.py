@@ -21,6 +21,8 @@ the full-logits way (a ``[tokens x vocab]`` float32 tensor, then ``log_softmax``
 referee's chunked statistics (`gpu_rm.kernels.token_stats`).
 
     python bench/logprobs.py                 # both parts, CPU defaults
+    python bench/logprobs.py --part throughput --device cuda --dtype bfloat16 \
+        --hidden 896 --layers 24 --vocab 151936   # a 0.5B-shaped model on a GPU
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def run_plain(model: Any, groups: list[list[tuple[list[int], list[int]]]], keep:
         ]
         index = ([r for r, _ in rows], [t for _, t in rows])
         targets = torch.tensor([sequences[r][t + 1] for r, t in rows])
+        device = next(model.parameters()).device
+        ids, mask, targets = ids.to(device), mask.to(device), targets.to(device)
         with torch.inference_mode():
             if keep:
                 hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
@@ -91,6 +95,8 @@ def run_plain(model: Any, groups: list[list[tuple[list[int], list[int]]]], keep:
                 logprobs = torch.log_softmax(logits, dim=-1)[index]
             logprobs.gather(1, targets[:, None])
             (logprobs.exp() * logprobs).sum(-1)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
     return time.perf_counter() - start
 
 
@@ -117,13 +123,15 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp)
         build_model(path, args)
-        spec = ModelSpec(path=str(path), head="lm", dtype="float32", device="cpu",
+        spec = ModelSpec(path=str(path), head="lm", dtype=args.dtype, device=args.device,
                          max_length=16384)  # fmt: skip
         registry = ModelRegistry(RMSettings(models={"bench": spec}, token_budget=65536,
                                             max_wait_ms=20))  # fmt: skip
         verifier = LogprobsVerifier(registry)
         registry.get("bench")
-        model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+        dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[args.dtype]
+        model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+        model.to(args.device)
         groups = workload(args, int(model.config.vocab_size))
         tokens = sum(len(c) for g in groups for _, c in g)
         paths: dict[str, Callable[[], float]] = {
@@ -216,6 +224,8 @@ def main() -> None:
     add("--layers", type=int, default=4)
     add("--vocab", type=int, default=32000)
     add("--repeats", type=int, default=5)
+    add("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    add("--dtype", choices=["float32", "bfloat16"], default="float32")
     add("--seed", type=int, default=0)
     add("--tokens", type=int, default=16384)
     add("--memory-vocab", type=int, default=151936)
