@@ -45,6 +45,8 @@ CHECKPOINT_S = 0.5
 """Results are fsynced and their progress committed at most this often (and at a job's
 end): one fsync per batch cost a third of the job path's throughput."""
 RETRY_S = 30.0
+FOLLOW_S = 2.0
+"""How often a running job's summary is folded (`LocalJobs._follow`)."""
 """How often a job whose results could not be written tries again."""
 
 log = logging.getLogger(__name__)
@@ -74,7 +76,8 @@ class LocalJobs:
         self._quota = quota
         self._catalog = JobCatalog(directory / "jobs.sqlite3")
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._summary_lock = asyncio.Lock()
+        self._summary_locks: dict[str, asyncio.Lock] = {}
+        self._followers: dict[str, asyncio.Task[None]] = {}
         self.retry_s = RETRY_S
 
     async def start(self) -> None:
@@ -139,8 +142,18 @@ class LocalJobs:
         record = await asyncio.to_thread(self._catalog.get, job_id)
         if record is None:
             return None
-        async with self._summary_lock:
+        async with self._summary_locks.setdefault(job_id, asyncio.Lock()):
             return await asyncio.to_thread(self._fold, job_id, record.progress.results_offset)
+
+    async def _follow(self, job_id: str) -> None:
+        """Fold the running job's summary every `FOLLOW_S` (its runner folds the end), so
+        a look at a big job never has the whole job to fold."""
+        while job_id in self._tasks:
+            await asyncio.sleep(FOLLOW_S)
+            try:
+                await self.summary(job_id)
+            except (OSError, ValueError) as exc:  # a view: never the job's fault
+                log.warning("job %s: summary not folded: %s", job_id, exc)
 
     def _fold(self, job_id: str, committed: int) -> JobSummary:
         items_path, results_path = self._paths(job_id)
@@ -194,6 +207,8 @@ class LocalJobs:
     async def close(self) -> None:
         for job_id in list(self._tasks):
             await self._stop(job_id)
+        for follower in list(self._followers.values()):
+            follower.cancel()
         self._catalog.close()
 
     def _limit(self, tenant: str) -> UploadLimit:
@@ -211,6 +226,9 @@ class LocalJobs:
         task = asyncio.create_task(self._run(status.id, status.total, progress, ticket))
         self._tasks[status.id] = task
         task.add_done_callback(lambda _: self._tasks.pop(status.id, None))
+        follower = asyncio.create_task(self._follow(status.id))
+        self._followers[status.id] = follower
+        follower.add_done_callback(lambda _: self._followers.pop(status.id, None))
 
     async def _stop(self, job_id: str) -> None:
         task = self._tasks.pop(job_id, None)
@@ -228,6 +246,7 @@ class LocalJobs:
     async def _forget(self, job_id: str) -> None:
         for path in (*self._paths(job_id), self._dir / f"{job_id}.summary.json"):
             path.unlink(missing_ok=True)
+        self._summary_locks.pop(job_id, None)
         await asyncio.to_thread(self._catalog.delete, job_id)
 
     async def _run(self, job_id: str, total: int, progress: Progress, ticket: Ticket) -> None:

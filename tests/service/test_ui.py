@@ -211,3 +211,25 @@ def test_the_live_traffic_view_shows_scored_items(server: str) -> None:
     at = rows.index("string@1")
     assert int(rows[at + 1]) >= 3 and "ok" in rows[at + 3]
     assert sum(dom.bars["traffic-series"]) >= 3
+
+
+def test_a_running_jobs_summary_is_folded_before_anyone_looks(tmp_path: Path) -> None:
+    """The server folds a running job's summary as it goes (every 2 s), so a first look
+    at a big job never folds it whole: the stored summary appears while it runs."""
+    proc, url = start_server({"REFEREE_DATA_DIR": str(tmp_path)})
+    try:
+        # three batches of the job runner (512 items each), about 2.5 s each
+        slow = json.dumps({"verifier": "slow", "response": "x", "params": {"seconds": 0.01}})
+        body = "\n".join([slow] * 1100).encode()
+        headers = {"content-type": "application/x-ndjson"}
+        response = httpx.post(f"{url}/v1/jobs", content=body, headers=headers, timeout=30)
+        job_id = response.json()["id"]
+        seen_running = False
+        deadline = time.monotonic() + 60
+        while (state := httpx.get(f"{url}/v1/jobs/{job_id}", timeout=10).json()["state"]) != "done":
+            assert time.monotonic() < deadline
+            seen_running |= state == "running" and any(tmp_path.rglob(f"{job_id}.summary.json"))
+            time.sleep(0.1)
+        assert seen_running, "no summary was stored while the job ran"
+    finally:
+        stop_server(proc)
