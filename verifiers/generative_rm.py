@@ -7,8 +7,9 @@ Modes (``params.mode``):
   RewardDance / generative-verifier reading;
 - ``score``: G-Eval's expected score over the score tokens (1..5 by default);
 - ``pairwise``: P(the response is better than ``reference``), which holds the other
-  response (A is the item's response, B the reference). To cancel a judge's preference
-  for a position, send the pair both ways and average.
+  response (A is the item's response, B the reference); with ``swap`` the pair is also
+  read the other way round (B the item's response) and the two readings averaged, which
+  cancels a judge's preference for a position (both are in ``details``).
 
 Only the candidate rows of the output layer are computed, at the last position of each
 sequence (`gpu_rm.kernels.token_logprobs`); items with the same prompt share its tokens.
@@ -18,14 +19,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from referee.gpu_rm.batcher import Scored
-from referee.gpu_rm.encoding import Encoded
 from referee.gpu_rm.judging import JudgeMode
 from referee.gpu_rm.registry import ServedModel
 from referee.gpu_rm.settings import HeadKind
-from referee.verifiers.batched_model import BatchedModelVerifier, ModelParams, reply, transcript
+from referee.verifiers.batched_model import (
+    BatchedModelVerifier,
+    ModelParams,
+    Submission,
+    reply,
+    transcript,
+)
 from referee.verifiers.types import Item, Result, Status
 
 
@@ -37,6 +43,14 @@ class GenerativeParams(ModelParams):
     truncation: Literal["keep_end", "reject"] = "keep_end"
     """Over-long items: drop the start (default) or reject; the verdict is read at the
     end, so the end is never cut."""
+    swap: bool = False
+    """``pairwise`` only: also read the pair in the other order and average."""
+
+    @model_validator(mode="after")
+    def _swap_is_pairwise(self) -> GenerativeParams:
+        if self.swap and self.mode != "pairwise":
+            raise ValueError("swap applies to the pairwise mode only")
+        return self
 
 
 class GenerativeRMVerifier(BatchedModelVerifier):
@@ -53,21 +67,33 @@ class GenerativeRMVerifier(BatchedModelVerifier):
     heads: ClassVar[tuple[HeadKind, ...]] = ("lm",)
     kind: ClassVar[str] = "generative reward"
 
-    def encode(self, served: ServedModel, item: Item, params: Any) -> Encoded:
+    def submissions(self, served: ServedModel, item: Item, params: Any) -> list[Submission]:
         texts = {"prompt": transcript(item.prompt), "response": reply(item.response)}
         if isinstance(item.reference, str):
             texts["reference"] = item.reference
         elif params.mode == "pairwise":
             texts["reference"] = ""  # the encoder names the missing field
-        encoded: Encoded = served.model.judge.encode(
-            texts, params.mode, params.template, params.truncation
-        )
-        return encoded
+        judge = served.model.judge
+        found = [(served, judge.encode(texts, params.mode, params.template, params.truncation))]
+        if params.swap:
+            swapped = {**texts, "response": texts["reference"], "reference": texts["response"]}
+            found.append((served, judge.encode(swapped, params.mode, params.template,
+                                               params.truncation)))  # fmt: skip
+        return found
 
-    def interpret(self, served: ServedModel, enc: Encoded, scored: Scored, params: Any) -> Result:
+    def interpret_all(
+        self, submitted: list[Submission], scored: list[Scored], params: Any
+    ) -> Result:
+        served = submitted[0][0]
         verdict = served.model.judge.verdicts[params.mode]
-        reward = verdict.expectation(scored.scores)
         tokens = served.model.tokenizer.convert_ids_to_tokens(list(verdict.candidates))
-        probabilities = dict(zip(tokens, verdict.probabilities(scored.scores), strict=True))
-        details = {"verdict_probabilities": probabilities}
+        first = scored[0].scores
+        reward = verdict.expectation(first)
+        details: dict[str, Any] = {
+            "verdict_probabilities": dict(zip(tokens, verdict.probabilities(first), strict=True))
+        }
+        if params.swap:  # the other order: the item's response is B, so P(B) counts
+            swapped = 1.0 - verdict.expectation(scored[1].scores)
+            details["readings"] = {"response_first": reward, "response_second": swapped}
+            reward = (reward + swapped) / 2
         return Result(status=Status.OK, reward=reward, details=details)

@@ -227,3 +227,37 @@ def test_one_response_two_golds_are_two_readings(registry: ModelRegistry) -> Non
     ])  # fmt: skip
     assert a.status == b.status == Status.OK and a.reward != b.reward
     assert a.reward is not None and math.isfinite(a.reward) and 0.0 <= a.reward <= 1.0
+
+
+def test_pairwise_read_both_ways_cancels_the_position(
+    registry: ModelRegistry, lm_dirs: dict[str, Path]
+) -> None:
+    spec = registry.settings.models["llama"].judge
+    groups = [(spec.first_tokens, 1.0), (spec.second_tokens, 0.0)]
+    a, b = "the answer is 5", "the answer is 6"
+    params = {"model": "llama", "mode": "pairwise", "swap": True}
+    both, reverse, bad = GenerativeRMVerifier(registry).score([
+        Item(verifier="grm", prompt=PROMPT, response=a, reference=b, params=params),
+        Item(verifier="grm", prompt=PROMPT, response=b, reference=a, params=params),
+        Item(verifier="grm", prompt=PROMPT, response=a, params={"model": "llama", "swap": True}),
+    ])  # fmt: skip
+    first = plain_expectation(
+        lm_dirs["llama"],
+        torch.float32,
+        rendered(lm_dirs["llama"], spec.pairwise_template, prompt=PROMPT, response=a, reference=b),
+        groups,
+    )
+    second = 1.0 - plain_expectation(
+        lm_dirs["llama"],
+        torch.float32,
+        rendered(lm_dirs["llama"], spec.pairwise_template, prompt=PROMPT, response=b, reference=a),
+        groups,
+    )
+    assert both.details["readings"] == {
+        "response_first": pytest.approx(first, abs=1e-4),
+        "response_second": pytest.approx(second, abs=1e-4),
+    }
+    assert both.reward == pytest.approx((first + second) / 2, abs=1e-4)
+    # read both ways, the two orders of one pair are one preference: P(a > b) + P(b > a) = 1
+    assert both.reward + reverse.reward == pytest.approx(1.0, abs=1e-6)  # type: ignore[operator]
+    assert (bad.status, bad.error.code) == (Status.INVALID, "invalid_params")  # type: ignore[union-attr]
