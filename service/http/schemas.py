@@ -109,7 +109,8 @@ class RewardStats(BaseModel):
 class GroupSummary(BaseModel):
     count: int
     zero_variance: int
-    """Groups of two or more ``ok`` items whose rewards are all equal."""
+    """Groups whose ``ok`` rewards are all equal (one ``ok`` item included), as the
+    ``groups`` of ``/v1/score`` define ``zero_variance``."""
     pass_rate_histogram: list[int]
     """Groups by pass rate (reward >= 1), in 21 bins: 0, 0.05, ..., 1."""
 

@@ -6,7 +6,8 @@ counts by status and by error code, per verifier a reward histogram (20 bins ove
 with the rewards below and above counted apart) and its sum, minimum and maximum, the
 slowest items, the flagged items (``details.flags``), and per-group statistics: the pass
 rate of every group (a reward >= 1 passes) and the share of groups whose rewards are all
-equal (zero variance: no learning signal for GRPO). Groups are folded as their items
+equal (zero variance: no learning signal for GRPO; counted as `verifiers.groups` counts it
+for ``/v1/score``, so a group of one ``ok`` item is one). Groups are folded as their items
 arrive; at most `OPEN_GROUPS` are held open (trainers write a group's items together,
 so a group evicted early is rare, and it is then counted as two groups, never lost).
 Everything else is a fixed number of counters, so a 10-million-item job's summary is a
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from referee.verifiers.groups import ZERO_VARIANCE_EPS
 
 BINS = 20
 OPEN_GROUPS = 10_000
@@ -113,7 +116,8 @@ class JobSummary:
         found = self.open.pop(group, None) or Group()
         found.count += 1
         found.passes += reward >= 1.0
-        found.varied = found.varied or (found.first is not None and reward != found.first)
+        spread = found.first is not None and abs(reward - found.first) > ZERO_VARIANCE_EPS
+        found.varied = found.varied or spread
         found.first = reward if found.first is None else found.first
         self.open[group] = found  # most recent last
         if len(self.open) > OPEN_GROUPS:
@@ -122,7 +126,7 @@ class JobSummary:
     def _close(self, group: Group) -> None:
         self.groups += 1
         self.pass_rates[round(group.passes / group.count * BINS)] += 1
-        if group.count > 1 and not group.varied:
+        if not group.varied:  # as `verifiers.groups` defines it: a single ok item too
             self.zero_variance += 1
 
     def _timing(self, elapsed_ms: float, index: int, verifier: str) -> None:

@@ -10,6 +10,8 @@ import orjson
 import pytest
 
 from referee.service.jobs.summary import BINS, MAX_KEYS, OPEN_GROUPS, JobSummary, group_of
+from referee.verifiers import Item, Result, Status
+from referee.verifiers.groups import summarize_groups
 
 
 def result(status: str = "ok", reward: float | None = 1.0, **extra: Any) -> dict[str, Any]:
@@ -36,10 +38,10 @@ CASES = [
      and v["rewards"]["string@1"]["histogram"][BINS - 1] == 2
      and (v["rewards"]["string@1"]["below_0"], v["rewards"]["string@1"]["above_1"]) == (1, 1)
      and v["rewards"]["string@1"]["mean"] == pytest.approx(3.5 / 6)),
-    ("groups: pass rates and zero variance",
+    ("groups: pass rates and zero variance (a group of one included, as /v1/score's)",
      [(result(reward=r), g) for g, rs in (("a", [1, 1]), ("b", [0, 0]), ("c", [1, 0]), ("d", [1]))
       for r in rs],
-     lambda v: v["groups"]["count"] == 4 and v["groups"]["zero_variance"] == 2
+     lambda v: v["groups"]["count"] == 4 and v["groups"]["zero_variance"] == 3
      and v["groups"]["pass_rate_histogram"][BINS] == 2
      and v["groups"]["pass_rate_histogram"][0] == 1
      and v["groups"]["pass_rate_histogram"][BINS // 2] == 1),
@@ -106,3 +108,18 @@ def test_bounded_whatever_the_job() -> None:
 ])  # fmt: skip
 def test_group_of_an_item_line(line: bytes, group: str | None) -> None:
     assert group_of(line) == group
+
+
+def test_zero_variance_means_what_score_groups_mean() -> None:
+    """One definition: the summary's zero-variance count equals the number of groups
+    `verifiers.groups.summarize_groups` marks ``zero_variance`` for the same results."""
+    rng = random.Random(3)
+    rows = [(f"g{i // 4}", rng.choice([0.0, 1.0, 1.0 + 1e-15]) if i % 9 else 0.5)
+            for i in range(200)]  # fmt: skip
+    summary = JobSummary()
+    for group, reward in rows:
+        summary.add(result(reward=reward), group)
+    items = [Item(verifier="string", response="x", group=g) for g, _ in rows]
+    scored = [Result(status=Status.OK, reward=r) for _, r in rows]
+    want = sum(s.zero_variance for s in summarize_groups(items, scored).values())
+    assert summary.view()["groups"]["zero_variance"] == want > 0
