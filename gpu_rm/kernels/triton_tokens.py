@@ -127,8 +127,9 @@ def _blocks(k: int, hidden_size: int) -> tuple[int, int]:
 
 def builds(dtype: str) -> list[Build]:
     """The specialisations `token_logprobs_triton` launches for weights of Triton type
-    ``dtype`` with a 4,096-wide hidden row: a yes/no pair without extras (row stride
-    i32), and the widest set with bias and soft-capping (Gemma-style; stride i64)."""
+    ``dtype``: a yes/no pair without extras (row stride i32) on a 4,096-wide hidden row
+    and on an 896-wide one (a 0.5B model: another hidden block), and the widest set with
+    bias and soft-capping (Gemma-style; stride i64)."""
     pointers = {
         "hidden_ptr": f"*{dtype}",
         "rows_ptr": "*i64",
@@ -139,8 +140,9 @@ def builds(dtype: str) -> list[Build]:
         "out_ptr": "*fp32",
     }
     found = []
-    for stride, extras, k in (("i32", False, 2), ("i64", True, MAX_CANDIDATES)):
-        block_k, block_h = _blocks(k, 4096)
+    shapes = (("i32", False, 2, 4096), ("i32", False, 2, 896), ("i64", True, MAX_CANDIDATES, 4096))
+    for stride, extras, k, hidden_size in shapes:
+        block_k, block_h = _blocks(k, hidden_size)
         scalars = {
             "row_stride": stride,
             "hidden_size": "i32",
