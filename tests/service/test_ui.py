@@ -233,3 +233,21 @@ def test_a_running_jobs_summary_is_folded_before_anyone_looks(tmp_path: Path) ->
         assert seen_running, "no summary was stored while the job ran"
     finally:
         stop_server(proc)
+
+
+@needs_chromium
+def test_text_a_policy_wrote_is_shown_as_text_never_run(server: str) -> None:
+    """A response is the policy's text: in the drill-down it is shown, not parsed as
+    markup (the page sets text, never HTML), so it cannot run script in the operator's
+    browser with their key."""
+    attack = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+    body = json.dumps({"verifier": "string", "response": attack, "reference": "x"}).encode()
+    headers = {"content-type": "application/x-ndjson"}
+    job_id = httpx.post(f"{server}/v1/jobs", content=body, headers=headers, timeout=30).json()["id"]
+    deadline = time.monotonic() + 30
+    while httpx.get(f"{server}/v1/jobs/{job_id}", timeout=10).json()["state"] != "done":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    page = browse(f"{server}/ui#job/{job_id}/item/0", "--dump-dom")
+    assert "pwned" not in page.stdout.split("<title>")[1].split("</title>")[0]
+    assert "&lt;img src=x" in page.stdout and "<img" not in page.stdout
