@@ -41,6 +41,7 @@ from referee.gpu_rm.kernels import (
     token_logprobs,
     token_stats,
 )
+from referee.gpu_rm.kernels.reference import candidate_logprobs
 from referee.gpu_rm.kernels.vocab_stats import stats_of_normed
 from referee.gpu_rm.packing import PackedLayout
 from referee.gpu_rm.settings import HeadKind
@@ -166,10 +167,7 @@ class VocabularyHead:
         if self.fused is not None:
             return token_stats(hidden, rows, targets, self.fused, top_k)
         normed = self.norm(hidden.index_select(0, rows)).to(torch.float32)
-        bias = None if self.layer.bias is None else self.layer.bias.detach()
-        plain = TokenHead(normed.new_ones(1), 0.0, self.layer.weight.detach(), bias, 0.0,
-                          self.softcap)  # fmt: skip
-        return stats_of_normed(normed, targets, plain, top_k)
+        return stats_of_normed(normed, targets, self._plain(), top_k)
 
     def scores(
         self, hidden: torch.Tensor, rows: torch.Tensor, candidates: torch.Tensor
@@ -178,14 +176,14 @@ class VocabularyHead:
         if self.fused is not None:
             return token_logprobs(hidden, rows, candidates, self.fused)
         normed = self.norm(hidden.index_select(0, rows))
-        ids = candidates.clamp(min=0)
-        weights = self.layer.weight.index_select(0, ids.reshape(-1)).view(*ids.shape, -1)
-        logits = (weights.to(torch.float32) * normed.to(torch.float32)[:, None, :]).sum(-1)
-        if self.layer.bias is not None:
-            logits = logits + self.layer.bias.to(torch.float32)[ids]
-        if self.softcap > 0:
-            logits = torch.tanh(logits / self.softcap) * self.softcap
-        return torch.log_softmax(logits.masked_fill(candidates < 0, float("-inf")), dim=-1)
+        return candidate_logprobs(normed, candidates, self._plain())
+
+    def _plain(self) -> TokenHead:
+        """The output layer as the references take it, for rows the model's own norm
+        already normed (its norm fields unused)."""
+        bias = None if self.layer.bias is None else self.layer.bias.detach()
+        weight = self.layer.weight.detach()
+        return TokenHead(weight.new_ones(1), 0.0, weight, bias, 0.0, self.softcap)
 
 
 def head_of(model: Any, kind: HeadKind) -> Head:

@@ -44,6 +44,16 @@ def token_logprobs_reference(
     docstring."""
     normed = rms_normed(hidden, rows.to(torch.long), head.norm_weight, head.norm_eps,
                      head.norm_offset)  # fmt: skip
+    return candidate_logprobs(normed, candidates, head)
+
+
+def candidate_logprobs(
+    normed: torch.Tensor, candidates: torch.Tensor, head: TokenHead
+) -> torch.Tensor:
+    """`token_logprobs_reference` from rows already normed (the path for a final norm the
+    kernels do not know, applied by the model's own module); ``head``'s norm fields are
+    not used."""
+    normed = normed.to(torch.float32)
     valid = candidates >= 0
     ids = candidates.clamp(min=0).to(torch.long)
     weights = head.lm_weight.index_select(0, ids.reshape(-1)).to(torch.float32)

@@ -145,6 +145,7 @@ LM_FAMILIES = {
     "llama": ("LlamaConfig", "LlamaForCausalLM"),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
     "gemma2": ("Gemma2Config", "Gemma2ForCausalLM"),
+    "olmo": ("OlmoConfig", "OlmoForCausalLM"),  # a LayerNorm: the heads' fallback path
 }
 TOKEN_FAMILIES = {"llama": ("LlamaConfig", "LlamaForTokenClassification")}
 
@@ -193,4 +194,5 @@ def lm_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "llama_tied": build_lm(root / "llama_tied", "llama", tie_word_embeddings=True),
         "qwen2_tied": build_lm(root / "qwen2_tied", "qwen2", tie_word_embeddings=True),
         "small_vocabulary": build_lm(root / "small_vocabulary", "llama", bpe_vocab=350),
+        "olmo": build_lm(root / "olmo", "olmo"),
     }  # fmt: skip

@@ -20,6 +20,7 @@ import transformers
 from referee.gpu_rm.registry import ModelRegistry
 from referee.gpu_rm.settings import ModelSpec, RMSettings
 from referee.verifiers import Item, Result, Status
+from referee.verifiers.generative_rm import GenerativeRMVerifier
 from referee.verifiers.logprobs import LogprobsVerifier
 from referee.verifiers.refprob import RefProbVerifier
 
@@ -248,3 +249,31 @@ def test_token_ids_and_a_log_ratio_against_a_second_model(
     assert compared.details["log_ratio"] == pytest.approx(ratio, abs=1e-5)
     assert codes([bad_vocab, bad_ids]) == [(Status.INVALID, "invalid_params")] * 2
     assert "compare_model" in bad_vocab.error.message  # type: ignore[union-attr]
+
+
+def test_a_final_norm_the_kernels_do_not_know_reads_the_same(
+    lm_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """OLMo's final LayerNorm is not an RMS norm: its rows go through the model's own
+    module, then the same restricted head and statistics; still a plain forward's
+    numbers."""
+    spec = ModelSpec(path=str(lm_dirs["olmo"]), head="lm", device="cpu", dtype="float32")
+    registry = ModelRegistry(RMSettings(models={"olmo": spec}))
+    try:
+        prompt, continuation = "Question: add two and three.", " The answer is 5. Yes"
+        item = Item(verifier="logprobs", prompt=prompt, response=continuation,
+                    params={"model": "olmo"})  # fmt: skip
+        (result,) = LogprobsVerifier(registry).score([item])
+        judged = Item(verifier="grm", prompt=PROMPT, response="the answer is 5",
+                      params={"model": "olmo"})  # fmt: skip
+        (verdict,) = GenerativeRMVerifier(registry).score([judged])
+        assert registry.get("olmo").model.head.fused is None  # the fallback, not a kernel
+    finally:
+        registry.close()
+    assert registry.settings.models["olmo"].head == "lm"
+    assert result.status == verdict.status == Status.OK, (result, verdict)
+    ids, spans, logprobs = plain_logprobs(lm_dirs["olmo"], prompt + continuation)
+    read = [t for t, (a, b) in enumerate(spans) if b > len(prompt)]
+    want = [float(logprobs[t - 1, ids[t]]) for t in read]
+    assert result.details["logprobs"] == pytest.approx(want, abs=1e-4)
+    assert 0.0 < verdict.reward < 1.0  # type: ignore[operator]
