@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
+import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
@@ -70,9 +71,10 @@ class ItemTimeout(Exception):
 
 class Params(BaseModel):
     """Base for every verifier's params model: unknown keys are rejected, not ignored, and
-    floats must be finite (NaN or infinity in params is a client error)."""
+    floats must be finite (NaN or infinity in params is a client error). Frozen: one
+    validated instance is shared by every item that sends the same params."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
 
 
 @dataclass
@@ -233,11 +235,38 @@ class ItemVerifier(ABC, Generic[P]):
         )
 
     def parse_params(self, raw: dict[str, Any]) -> P:
-        """Validate ``raw`` with ``Params``; raise `ItemInvalid` naming the bad field."""
+        """Validate ``raw`` with ``Params``; raise `ItemInvalid` naming the bad field.
+        Valid params are kept by their JSON text (a batch's items mostly share theirs)."""
+        key = params_key(raw)
+        kept = self.__dict__.setdefault("_params_kept", {})
+        found: P | None = kept.get(key) if key is not None else None
+        if found is not None:
+            return found
         try:
-            return self.Params.model_validate(raw)  # type: ignore[return-value]
+            params: P = self.Params.model_validate(raw)  # type: ignore[assignment]
         except ValidationError as exc:
             raise ItemInvalid("invalid_params", describe_validation_error(exc, "params")) from None
+        if key is not None:
+            if len(kept) >= KEPT_PARAMS:
+                kept.clear()
+            kept[key] = params
+        return params
+
+
+KEPT_PARAMS = 256
+"""Distinct params a verifier keeps validated (each under 1 KiB of JSON)."""
+
+
+def params_key(raw: dict[str, Any]) -> bytes | None:
+    """``raw`` as sorted-key JSON, or None when it is large, not JSON, or holds a null
+    (orjson writes NaN and infinity as null too: they must meet validation each time)."""
+    if not raw:
+        return b"{}"
+    try:
+        key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+    return key if len(key) <= 1024 and b"null" not in key else None
 
 
 M = TypeVar("M", bound=BaseModel)

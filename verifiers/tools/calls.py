@@ -20,9 +20,9 @@ import ast
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
+from referee.verifiers.tools.call_reader import read_calls
 from referee.verifiers.types import Conversation, Message
 
 Format = Literal["auto", "openai", "hermes", "json", "python"]
@@ -37,9 +37,9 @@ class Unparsable(ValueError):
     """The response claims a format (a tag, a fence, a call) but breaks it."""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One function call: its name and keyword arguments (JSON-like values)."""
+class Call(NamedTuple):
+    """One function call: its name and keyword arguments (JSON-like values). A tuple:
+    responses hold a few of them each, and they are made on the hot path."""
 
     name: str
     arguments: dict[str, Any]
@@ -79,12 +79,12 @@ def _openai_calls(tool_calls: object) -> list[Call]:
 
 
 def _text_calls(text: str, fmt: Format) -> list[Call] | None:
-    if fmt in ("auto", "hermes"):
+    if fmt in ("auto", "hermes") and "<tool_call>" in text:
         blocks = _HERMES.findall(text)
         if blocks:
             return [_call_of(_json(block, "<tool_call>"), "<tool_call>") for block in blocks]
-        if fmt == "hermes":
-            return None
+    if fmt == "hermes":
+        return None
     stripped = _unfenced(text).strip()
     if not stripped:
         return None
@@ -141,6 +141,9 @@ def _call_of(value: object, where: str) -> Call:
 
 
 def _python_calls(text: str, strict: bool) -> list[Call] | None:
+    quick = read_calls(text)
+    if quick is not None and len(quick) <= MAX_CALLS:
+        return [Call(*call) for call in quick]
     try:
         nodes = list(_call_nodes(text))
     except (SyntaxError, ValueError, RecursionError):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from referee.verifiers.tools.calls import Call
@@ -66,55 +67,114 @@ def _normal_form(text: str) -> str:
     return _STANDARD.sub("", text).lower().replace("'", '"')
 
 
-def mismatch(call: Call, gold: Gold, description: Mapping[str, Any] | None) -> str | None:
-    """Why ``call`` does not match ``gold`` (described by ``description``), or None."""
+@dataclass(frozen=True, slots=True)
+class ParamRule:
+    """One gold parameter, compiled once per reference: its described type and its
+    acceptable values in the forms the checks compare (standardized strings and lists)."""
+
+    kind: str
+    wanted: type
+    inner: type | None
+    answer: type | None
+    """The type of the gold's values (a variable name's type when it is not ``wanted``)."""
+    acceptable: list[Any]
+    strings: frozenset[str]
+    lists: list[list[Any]]
+    optional: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GoldRule:
+    """One gold call compiled against its function's description (`compile_gold`)."""
+
+    name: str
+    params: dict[str, ParamRule]
+    required: tuple[str, ...]
+    allowed: frozenset[str]
+
+
+def compile_gold(gold: Gold, description: Mapping[str, Any] | None) -> GoldRule:
+    """``gold`` (described by ``description``, or by its own values when None) as the
+    rule `mismatch` checks calls against."""
     [(name, expected)] = gold.items()
-    if call.name != name:
-        return f"function {call.name!r}, expected {name!r}"
     schema = (description or {}).get("parameters") or {}
     properties: Mapping[str, Any] = schema.get("properties") or {}
-    for required in schema.get("required") or []:
-        if required not in call.arguments:
+    allowed = set(expected)
+    if description is not None:
+        allowed &= set(properties)
+    return GoldRule(
+        name=name,
+        params={p: _param_rule(list(v), properties.get(p)) for p, v in expected.items()},
+        required=tuple(schema.get("required") or ()),
+        allowed=frozenset(allowed),
+    )
+
+
+def _param_rule(acceptable: list[Any], spec: Mapping[str, Any] | None) -> ParamRule:
+    kind = str((spec or {}).get("type") or _inferred(acceptable))
+    inner = TYPES.get(str(((spec or {}).get("items") or {}).get("type")))
+    return ParamRule(
+        kind=kind,
+        wanted=TYPES.get(kind, str),
+        inner=inner if kind in NESTED else None,
+        answer=_answer_type(acceptable),
+        acceptable=acceptable,
+        strings=frozenset(standardized(a) for a in acceptable if isinstance(a, str)),
+        lists=[_strings_standardized(a) for a in _lists(acceptable)],
+        optional="" in acceptable,
+    )
+
+
+def mismatch(call: Call, rule: GoldRule) -> str | None:
+    """Why ``call`` does not match the gold call ``rule`` was compiled from, or None."""
+    name = rule.name
+    if call.name != name:
+        return f"function {call.name!r}, expected {name!r}"
+    arguments = call.arguments
+    for required in rule.required:
+        if required not in arguments:
             return f"{name}: missing required parameter {required!r}"
-    for param, value in call.arguments.items():
-        if param not in expected or (description is not None and param not in properties):
+    for param, value in arguments.items():
+        if param not in rule.allowed:
             return f"{name}: unexpected parameter {param!r}"
-        problem = _value_mismatch(param, value, list(expected[param]), properties.get(param))
+        problem = _value_mismatch(param, value, rule.params[param])
         if problem is not None:
             return f"{name}: {problem}"
-    for param, acceptable in expected.items():
-        if param not in call.arguments and "" not in acceptable:
+    for param, expected in rule.params.items():
+        if param not in arguments and not expected.optional:
             return f"{name}: missing parameter {param!r}"
     return None
 
 
-def _value_mismatch(
-    param: str, value: Any, acceptable: list[Any], spec: Mapping[str, Any] | None
-) -> str | None:
-    kind = str((spec or {}).get("type") or _inferred(acceptable))
-    wanted = TYPES.get(kind, str)
-    inner = TYPES.get(str(((spec or {}).get("items") or {}).get("type")))
-    inner = inner if kind in NESTED else None
-    if kind == "tuple" and type(value) is tuple:
-        value = list(value)
-    if kind in ("float", "number") and type(value) is int:
-        value = float(value)
-    variable = _variable(value, acceptable, wanted)
-    if not variable and not _typed(value, acceptable, wanted, inner):
-        return f"parameter {param!r}: {value!r} is not of type {kind}"
-    if variable:
-        ok = value in acceptable
-    elif wanted is dict:
-        ok = _dict_ok(value, acceptable)
-    elif wanted is list and inner is dict:
-        ok = _dicts_ok(value, acceptable)
-    elif wanted is str:
-        ok = standardized(value) in [standardized(a) for a in acceptable if isinstance(a, str)]
-    elif wanted is list:
-        ok = _strings_standardized(value) in [_strings_standardized(a) for a in _lists(acceptable)]
+def _value_mismatch(param: str, value: Any, rule: ParamRule) -> str | None:
+    kind, wanted = rule.kind, rule.wanted
+    if type(value) is wanted and rule.inner is None:
+        # Already of the described type (most values): neither converted nor a variable.
+        ok = _acceptable(value, rule)
     else:
-        ok = value in acceptable
+        if kind == "tuple" and type(value) is tuple:
+            value = list(value)
+        if type(value) is int and kind in ("float", "number"):
+            value = float(value)
+        variable = _variable(value, rule.answer, wanted)
+        if not variable and not _typed(value, rule.acceptable, wanted, rule.inner):
+            return f"parameter {param!r}: {value!r} is not of type {kind}"
+        ok = value in rule.acceptable if variable else _acceptable(value, rule)
     return None if ok else f"parameter {param!r}: {value!r} is not acceptable"
+
+
+def _acceptable(value: Any, rule: ParamRule) -> bool:
+    """Whether ``value``, of the described type, is among the acceptable values."""
+    wanted = rule.wanted
+    if wanted is str:
+        return standardized(value) in rule.strings
+    if wanted is dict:
+        return _dict_ok(value, rule.acceptable)
+    if wanted is list and rule.inner is dict:
+        return _dicts_ok(value, rule.acceptable)
+    if wanted is list:
+        return _strings_standardized(value) in rule.lists
+    return value in rule.acceptable
 
 
 def _inferred(acceptable: list[Any]) -> str:
@@ -130,10 +190,9 @@ def _answer_type(acceptable: list[Any]) -> type | None:
     return next((type(a) for a in acceptable if a != ""), None)
 
 
-def _variable(value: Any, acceptable: list[Any], wanted: type) -> bool:
+def _variable(value: Any, answer: type | None, wanted: type) -> bool:
     """A value given as a variable name: the gold's values are of another type than the
     described one (strings naming variables), and the value is of the gold's type."""
-    answer = _answer_type(acceptable)
     if answer is None or answer is wanted or type(value) is wanted:
         return False
     return type(value) is answer
@@ -148,7 +207,7 @@ def _typed(value: Any, acceptable: list[Any], wanted: type, inner: type | None) 
     # optional parameter's "" asks nothing of the elements (as in BFCL).
     return any(
         not isinstance(option, list)
-        or all(type(v) is inner or _variable(v, option, inner) for v in value)
+        or all(type(v) is inner or _variable(v, _answer_type(option), inner) for v in value)
         for option in acceptable
     )
 

@@ -21,7 +21,6 @@ it).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -42,7 +41,7 @@ from referee.verifiers.base import (
     describe_validation_error,
 )
 from referee.verifiers.tools.calls import MAX_CALLS, Call, Format, Unparsable, parse_calls
-from referee.verifiers.tools.matching import Gold, matched, mismatch
+from referee.verifiers.tools.matching import Gold, GoldRule, compile_gold, matched, mismatch
 from referee.verifiers.types import Item
 
 
@@ -113,8 +112,7 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         self._references = _ReferenceCache(REFERENCE_CACHE)
 
     def check(self, item: Item, params: ToolCallParams) -> Outcome:
-        reference = self._references.get(item.reference)
-        golds = reference.golds()
+        golds = self._references.get(item.reference)
         try:
             calls = parse_calls(item.response, params.format) or []
             unreadable = None
@@ -128,20 +126,26 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         if not golds:  # irrelevance: right when no call is made
             reward = float(not calls)
             return Outcome(reward, components={"format": reward}, details=details)
-        return _graded(calls, golds, reference.descriptions(), params, details, unreadable)
+        return _graded(calls, golds, params, details, unreadable)
+
+
+def _rules(reference: ToolReference) -> list[GoldRule]:
+    """The reference's gold calls, each compiled against its function's description."""
+    descriptions = reference.descriptions()
+    return [compile_gold(gold, descriptions.get(next(iter(gold)))) for gold in reference.golds()]
 
 
 class _ReferenceCache:
-    """Validated references by their JSON text: the samples of a group share one (the
+    """Compiled references by their JSON text: the samples of a group share one (the
     same prompt's tools and gold), and validating it is a third of an item's cost.
     Oldest out first; thread-safe."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._kept: dict[bytes, ToolReference] = {}
+        self._kept: dict[bytes, list[GoldRule]] = {}
         self._lock = threading.Lock()
 
-    def get(self, raw: object) -> ToolReference:
+    def get(self, raw: object) -> list[GoldRule]:
         try:
             key: bytes | None = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
         except TypeError:
@@ -153,7 +157,7 @@ class _ReferenceCache:
                 found = self._kept.get(key)
             if found is not None:
                 return found
-        reference = _validated(raw)
+        reference = _rules(_validated(raw))
         if key is not None:
             with self._lock:
                 if len(self._kept) >= self.size:
@@ -175,9 +179,9 @@ def _validated(raw: object) -> ToolReference:
         raise ItemInvalid("invalid_reference", message) from None
 
 
-def _dotted(calls: list[Call], golds: list[Gold]) -> list[Call]:
+def _dotted(calls: list[Call], golds: list[GoldRule]) -> list[Call]:
     """Calls named ``a_b`` for a gold ``a.b`` renamed to it (when unambiguous)."""
-    names = {name for gold in golds for name in gold}
+    names = {gold.name for gold in golds}
     plain: dict[str, list[str]] = {}
     for name in names:
         plain.setdefault(name.replace(".", "_"), []).append(name)
@@ -191,48 +195,63 @@ def _dotted(calls: list[Call], golds: list[Gold]) -> list[Call]:
 
 def _graded(
     calls: list[Call],
-    golds: list[Gold],
-    descriptions: dict[str, dict[str, Any]],
+    golds: list[GoldRule],
     params: ToolCallParams,
     details: dict[str, Any],
     unreadable: str | None,
 ) -> Outcome:
     misses: dict[tuple[int, int], str | None] = {}
 
-    def miss(gold: int, call: int) -> str | None:
-        """Why ``call`` misses ``gold`` (None: it matches), each pair checked once."""
+    def fits(gold: int, call: int) -> bool:
+        """Whether ``call`` matches ``gold``; each pair of one name checked once (why it
+        misses is kept for the details)."""
+        if calls[call].name != golds[gold].name:
+            return False
         if (gold, call) not in misses:
-            misses[gold, call] = _miss(calls[call], golds[gold], descriptions)
-        return misses[gold, call]
+            misses[gold, call] = mismatch(calls[call], golds[gold])
+        return misses[gold, call] is None
 
-    full = matched(len(calls), len(golds), lambda g, c: miss(g, c) is None)
-    by_name = matched(len(calls), len(golds), lambda g, c: calls[c].name in golds[g])
     total = max(len(golds), len(calls))
+    if len(calls) == len(golds) and all(fits(i, i) for i in range(total)):
+        # Calls given in the gold's order, all right (the common case): no matching to do.
+        components = {"format": 1.0, "names": 1.0, "arguments": 1.0}
+        return Outcome(1.0, components=components, details=details)
+    full = 0 if len(calls) == len(golds) == 1 else matched(len(calls), len(golds), fits)
     components = {
         "format": 0.0 if unreadable is not None or not calls else 1.0,
-        "names": by_name / total,
+        "names": _same_names(calls, golds) / total,
         "arguments": full / total,
     }
     if full < len(golds):
-        details["mismatches"] = [_reason(g, calls, golds[g], miss) for g in range(len(golds))][:8]
+        details["mismatches"] = [_reason(calls, gold, misses, g) for g, gold in enumerate(golds)][
+            :8
+        ]
     complete = full == len(golds) == len(calls)
     reward = float(complete) if params.reward == "all" else full / total
     return Outcome(reward, components=components, details=details)
 
 
-def _miss(call: Call, gold: Gold, descriptions: dict[str, dict[str, Any]]) -> str | None:
-    [name] = gold
-    if call.name != name:  # the cheap check first: most pairs of parallel calls fail here
-        return f"function {call.name!r}, expected {name!r}"
-    return mismatch(call, gold, descriptions.get(name))
+def _same_names(calls: list[Call], golds: list[GoldRule]) -> int:
+    """The most one-to-one pairs (call, gold) of the same name: per name, the smaller of
+    the two counts (a matching on names alone needs nothing more)."""
+    wanted: dict[str, int] = {}
+    for gold in golds:
+        wanted[gold.name] = wanted.get(gold.name, 0) + 1
+    pairs = 0
+    for call in calls:
+        if wanted.get(call.name, 0) > 0:
+            wanted[call.name] -= 1
+            pairs += 1
+    return pairs
 
 
 def _reason(
-    gold: int, calls: list[Call], expected: Gold, miss: Callable[[int, int], str | None]
+    calls: list[Call], gold: GoldRule, misses: dict[tuple[int, int], str | None], index: int
 ) -> str:
     """Why a gold call is missed: by the first call of its name, else the first call."""
-    same = [c for c, call in enumerate(calls) if call.name in expected] or list(range(len(calls)))[
-        :1
-    ]
-    found = [miss(gold, c) for c in same]
-    return next((r for r in found if r), "") or f"no call of {next(iter(expected))!r}"
+    same = [c for c, call in enumerate(calls) if call.name == gold.name]
+    for c in same or range(min(len(calls), 1)):
+        reason = misses.get((index, c)) if (index, c) in misses else mismatch(calls[c], gold)
+        if reason:
+            return reason
+    return f"no call of {gold.name!r}"
