@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 
-import langdetect
-from langdetect import DetectorFactory
 from langdetect.lang_detect_exception import LangDetectException
 
-DetectorFactory.seed = 0  # langdetect samples at random: the same text, the same answer
+from referee.verifiers.instructions.language import detect
 
 _WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
@@ -45,9 +43,10 @@ def count_sentences(text: str) -> int:
 
 
 def language_of(text: str) -> str | None:
-    """The ISO 639-1 code langdetect gives ``text``, or None when it cannot tell (no
-    letters): a text in no detectable language follows no language constraint."""
+    """The ISO 639-1 code langdetect gives ``text`` (seeded, `language.detect`), or None
+    when it cannot tell (no letters): a text in no detectable language follows no language
+    constraint."""
     try:
-        return str(langdetect.detect(text))
+        return detect(text)
     except LangDetectException:
         return None

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import langdetect
 import nltk
 import pytest
 
@@ -39,6 +40,9 @@ def ifeval_registry() -> dict[str, Any]:
         module = importlib.import_module("lm_eval.tasks.ifeval.instructions_registry")
     finally:
         nltk.download = download
+    # lm-eval leaves langdetect unseeded (a text near two languages may get either answer,
+    # run to run); compared seeded, as referee's detector always is.
+    langdetect.DetectorFactory.seed = 0
     registry: dict[str, Any] = dict(module.INSTRUCTION_DICT)
     return registry
 
