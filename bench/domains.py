@@ -26,6 +26,12 @@ numbers: kept objects make Python's collector scan the heap, and a loop that thr
 verdicts away measures work nobody runs (BFCL's loop runs about 1.3x faster when it drops
 them).
 
+Each side is measured after ``gc.freeze()``, as the pool's worker processes run (they
+freeze their start-up heap: see ``service/execution/pool_worker.py``). Without it, every
+full collection rescans everything both sides imported (langdetect's profiles alone are
+87,598 lists), and the side that keeps more objects per verdict pays for it: referee's
+``Result`` objects against the anchors' booleans and small dicts.
+
 Prints items/s per core (median of the repeats) and the ratio, and writes
 ``bench/results/domains.json``.
 """
@@ -33,6 +39,7 @@ Prints items/s per core (median of the repeats) and the ratio, and writes
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -78,7 +85,11 @@ NEEDS_NLTK_DATA = frozenset(
 
 
 def rate(run: Callable[[], int], repeat: int) -> float:
-    """Median items per second of ``run`` (which returns how many items it scored)."""
+    """Median items per second of ``run`` (which returns how many items it scored), after
+    one untimed run (lazy loads) and with the heap frozen (the module docstring)."""
+    run()
+    gc.collect()
+    gc.freeze()
     rates = []
     for _ in range(repeat):
         start = time.perf_counter()

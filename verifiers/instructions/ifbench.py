@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import random
 import re
 import threading
@@ -26,6 +25,7 @@ from collections import OrderedDict
 from typing import Any, Protocol
 
 import nltk
+import orjson
 
 from referee.verifiers.base import ItemError, ItemInvalid, NotConfigured
 
@@ -127,7 +127,7 @@ class IfbenchCheck:
 
 CACHED = 1024
 CACHED_KEY_CHARS = 4096
-_built_checks: OrderedDict[str, IfbenchCheck] = OrderedDict()
+_built_checks: OrderedDict[bytes, IfbenchCheck] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -137,7 +137,7 @@ def ifbench_check(
     """An `IfbenchCheck`, reused across items with the same instruction, kwargs and prompt
     (a group's responses share them; IFBench's checkers keep no state of a check). Bounded:
     at most `CACHED` of them, and none for kwargs over `CACHED_KEY_CHARS` as JSON."""
-    key = json.dumps([instruction_id, given, prompt], sort_keys=True, default=str)
+    key = orjson.dumps([instruction_id, given, prompt], option=orjson.OPT_SORT_KEYS, default=str)
     if len(key) > CACHED_KEY_CHARS:
         return IfbenchCheck(instruction_id, given, prompt, where)
     with _cache_lock:

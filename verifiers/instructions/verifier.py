@@ -33,6 +33,7 @@ from referee.verifiers.base import (
 from referee.verifiers.instructions.constraints import CONSTRAINTS, Kwargs, NoKwargs
 from referee.verifiers.instructions.ifbench import IDS as IFBENCH_IDS
 from referee.verifiers.instructions.ifbench import ifbench_check
+from referee.verifiers.reference_cache import ReferenceCache
 from referee.verifiers.types import Item
 
 MAX_INSTRUCTIONS = 64
@@ -66,14 +67,26 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
         "all or fraction."
     )
 
+    def __init__(self) -> None:
+        self._built: ReferenceCache[dict[str, tuple[Any, Kwargs]]] = ReferenceCache(
+            BUILT_REFERENCES, BUILT_REFERENCE_BYTES
+        )
+
     def check(self, item: Item, params: InstructionsParams) -> Outcome:
-        constraints = _constraints(item)
+        # A reference's checks are built once: kwargs validated, IFBench's checkers made.
+        # Some take the prompt (repeat_prompt, IFBench's prompt-taking ones): it is part
+        # of the key.
+        constraints = self._built.get(
+            item.reference, lambda: _constraints(item), item.prompt_text()
+        )
         text = item.response_text()
+        # An empty (or blank) variant follows nothing; it is never checked.
         variants = loose_variants(text) if params.mode == "loose" else [text]
+        variants = [v for v in variants if v.strip()]
         components: dict[str, float] = {}
         for key, (check, kwargs) in constraints.items():
             try:
-                held = any(v.strip() and check(v, kwargs) for v in variants)
+                held = any(check(v, kwargs) for v in variants)
             except (regex.error, TimeoutError) as exc:
                 message = f"reference.kwargs: {key}: a pattern that cannot be used ({exc})"
                 raise ItemInvalid("invalid_reference", message) from None
@@ -84,6 +97,11 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
         )
         details = {"followed": int(passed), "instructions": len(components), "mode": params.mode}
         return Outcome(reward, components=components, details=details)
+
+
+BUILT_REFERENCES = 1024
+BUILT_REFERENCE_BYTES = 16 << 10
+"""At most 1024 built references, each from under 16 KiB of reference and prompt."""
 
 
 def _constraints(item: Item) -> dict[str, tuple[Any, Kwargs]]:

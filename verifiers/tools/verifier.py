@@ -20,10 +20,8 @@ it).
 
 from __future__ import annotations
 
-import threading
 from typing import Annotated, Any, Literal
 
-import orjson
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -40,6 +38,7 @@ from referee.verifiers.base import (
     Params,
     describe_validation_error,
 )
+from referee.verifiers.reference_cache import ReferenceCache
 from referee.verifiers.tools.calls import MAX_CALLS, Call, Format, Unparsable, parse_calls
 from referee.verifiers.tools.matching import Gold, GoldRule, compile_gold, matched, mismatch
 from referee.verifiers.types import Item
@@ -109,10 +108,13 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
     )
 
     def __init__(self) -> None:
-        self._references = _ReferenceCache(REFERENCE_CACHE)
+        self._references: ReferenceCache[list[GoldRule]] = ReferenceCache(
+            REFERENCE_CACHE, CACHED_REFERENCE_BYTES
+        )
 
     def check(self, item: Item, params: ToolCallParams) -> Outcome:
-        golds = self._references.get(item.reference)
+        raw = item.reference
+        golds = self._references.get(raw, lambda: _rules(_validated(raw)))
         try:
             calls = parse_calls(item.response, params.format) or []
             unreadable = None
@@ -133,37 +135,6 @@ def _rules(reference: ToolReference) -> list[GoldRule]:
     """The reference's gold calls, each compiled against its function's description."""
     descriptions = reference.descriptions()
     return [compile_gold(gold, descriptions.get(next(iter(gold)))) for gold in reference.golds()]
-
-
-class _ReferenceCache:
-    """Compiled references by their JSON text: the samples of a group share one (the
-    same prompt's tools and gold), and validating it is a third of an item's cost.
-    Oldest out first; thread-safe."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._kept: dict[bytes, list[GoldRule]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, raw: object) -> list[GoldRule]:
-        try:
-            key: bytes | None = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
-        except TypeError:
-            key = None
-        if key is not None and len(key) > CACHED_REFERENCE_BYTES:
-            key = None  # a client's huge tool list is validated each time, never kept
-        if key is not None:
-            with self._lock:
-                found = self._kept.get(key)
-            if found is not None:
-                return found
-        reference = _rules(_validated(raw))
-        if key is not None:
-            with self._lock:
-                if len(self._kept) >= self.size:
-                    self._kept.pop(next(iter(self._kept)))
-                self._kept[key] = reference
-        return reference
 
 
 REFERENCE_CACHE = 1024

@@ -293,6 +293,6 @@ def test_memory_kept_between_items_is_bounded() -> None:
     huge = {**GOLD, "functions": [{**WEATHER, "description": "d" * 100_000}]}
     [result] = verifier.score([Item(verifier="tool_call", response="f()", reference=huge)])
     assert result.status == Status.OK
-    assert verifier._references._kept == {}
+    assert len(verifier._references) == 0
     verifier.score([Item(verifier="tool_call", response="f()", reference=GOLD)])
-    assert len(verifier._references._kept) == 1
+    assert len(verifier._references) == 1
