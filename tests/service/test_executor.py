@@ -70,6 +70,13 @@ def test_a_batch_verifier_gets_its_items_as_one_batch(client: TestClient) -> Non
     assert [r["details"].get("batch") for r in results] == [3, 3, 3, None, 4, 4, 4, 4]
 
 
+def test_pool_workers_freeze_their_start_up_heap(client: TestClient) -> None:
+    """What a worker built at start-up is out of the collector's sight (gc.freeze), so
+    full collections do not rescan it for every batch."""
+    [result] = score(client, [item("batchsize")])
+    assert result["details"]["frozen"] > 10_000
+
+
 def test_a_hanging_batch_times_out_as_a_whole_after_its_items_time(client: TestClient) -> None:
     items = [item("hang", id=f"h{i}") for i in range(4)]  # two workers: two batches of two
     start = time.monotonic()

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import time
@@ -108,7 +109,8 @@ class ObservedVerifier:
 
 class BatchSize:
     """``batchsize`` (pool cpu): a batch verifier that says how many items each call got
-    (``details.batch``) and in which process (``details.pid``)."""
+    (``details.batch``), in which process (``details.pid``), and how many objects that
+    process froze out of the collector's sight (``details.frozen``)."""
 
     name = "batchsize"
     version = 1
@@ -117,7 +119,7 @@ class BatchSize:
     description = "Test plugin: reports the size of the batch it was handed."
 
     def score(self, items: Sequence[Item]) -> list[Result]:
-        details = {"batch": len(items), "pid": os.getpid()}
+        details = {"batch": len(items), "pid": os.getpid(), "frozen": gc.get_freeze_count()}
         return [Result(status=Status.OK, reward=1.0, details=details) for _ in items]
 
 
