@@ -13,7 +13,9 @@ dataset's scorer gives 1.0 for an honest answer, and parses without running anyt
 - ``number_sorting``: upstream's scorer, but with a gold that is JSON (upstream ``eval``s
   a gold that is not: client data run as code);
 - ``game_of_life_halting``: ``True`` or ``False``, equal to the gold (upstream took any
-  non-empty answer for ``True``).
+  non-empty answer for ``True``);
+- ``bitwise_arithmetic``: `verifiers.reasoning.bitwise` (upstream ``eval``s the problem,
+  which comes with the reference).
 
 Every scorer raises `ItemInvalid` naming the field for a reference it cannot use.
 """
@@ -29,6 +31,7 @@ import sympy
 
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.reasoning.arithmetic import numbers_of, solves
+from referee.verifiers.reasoning.bitwise import score as bitwise_score
 from referee.verifiers.reasoning.symbolic import SymbolicError, parse_math
 
 Scorer = Callable[[str | None, dict[str, Any]], float]
@@ -139,6 +142,7 @@ OURS: dict[str, Scorer] = {
     "string_insertion": _exact,
     "spiral_matrix": _spiral,
     "n_queens": _queens,
+    "bitwise_arithmetic": bitwise_score,
 }
 WRAPPED = {"number_sorting": sorting}
 """Upstream scorers we call with their reference made safe first."""

@@ -4,10 +4,10 @@ three exceptions that keep rewards earned and the host safe:
 
 - datasets whose scorer *evaluates the answer as Python* (sympy ``parse_expr``,
   ``eval``: the answer would run in the scoring process and could rewrite its own score)
-  are scored by our own parsers (`verifiers.reasoning.replacements`) and refused
-  (``invalid``, naming the dataset) where we have none yet (`EVALUATES_ANSWERS` minus
-  `REPLACED`: ``bitwise_arithmetic``); the list is pinned to the installed version and
-  a test re-derives it by watching every dataset's scorer;
+  are scored by our own parsers (`verifiers.reasoning.replacements`; all of them in the
+  pinned version), and would be refused (``invalid``, naming the dataset) if one had
+  none; the list is pinned to the installed version and a test re-derives it by
+  watching every dataset's scorer;
 - scorers that can be fooled are replaced too (``game_of_life_halting`` took any
   non-empty answer for ``True``; ``puzzle24`` any numbers making 24);
 - by default only a fully right answer earns a reward (``credit: binary``): reasoning-gym

@@ -19,6 +19,7 @@ from reasoning_gym.factory import DATASETS
 
 from referee.verifiers import Status
 from referee.verifiers.reasoning import ReasoningGymVerifier
+from referee.verifiers.reasoning import verifier as verifier_module
 from referee.verifiers.reasoning.verifier import EVALUATES_ANSWERS, REPLACED
 from referee.verifiers.types import Item
 
@@ -67,12 +68,19 @@ def test_the_datasets_own_answer_scores_and_another_entrys_does_not(dataset: str
         assert crossed.reward == 0.0, (other["answer"], crossed.details)
 
 
-@pytest.mark.parametrize("dataset", REFUSED)
-def test_answer_evaluating_datasets_are_refused_by_name(dataset: str) -> None:
-    [entry] = entries(dataset, size=1)
-    result = score(dataset, entry, "1")
+def test_every_answer_evaluating_dataset_has_a_safe_scorer() -> None:
+    assert REFUSED == []
+
+
+def test_an_answer_evaluating_dataset_without_one_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The path a version bump would take for a newly found evaluating scorer."""
+    monkeypatch.setattr(verifier_module, "EVALUATES_ANSWERS", frozenset({"letter_counting"}))
+    [entry] = entries("letter_counting", size=1)
+    result = score("letter_counting", entry, "1")
     assert result.status == Status.INVALID
-    assert result.error is not None and dataset in result.error.message
+    assert result.error is not None and "letter_counting" in result.error.message
 
 
 HACKS: list[tuple[str, str]] = [
@@ -91,6 +99,9 @@ HACKS: list[tuple[str, str]] = [
     ("intermediate_integration", "C"),
     ("binary_matrix", "[[1, 0], [0, 1]]"),
     ("n_queens", "__import__('os').system('touch /tmp/referee-pwned')"),
+    ("bitwise_arithmetic", "__import__('os').system('touch /tmp/referee-pwned')"),
+    ("bitwise_arithmetic", "0x0"),
+    ("bitwise_arithmetic", "((0x1 + 0x2))"),  # an expression is not the value
 ]
 
 
@@ -222,3 +233,42 @@ def test_answer_extraction(response: str, extract: str, reward: float) -> None:
     [result] = VERIFIER.score([item])
     assert result.reward == reward
     assert result.details["reasoning_gym"] == "0.1.25"
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        "__import__('os').system('touch /tmp/referee-pwned')",
+        "(0x1).__class__",
+        "1 << 10**12",
+        "(1 << 60000) * (1 << 60000)",
+        "1 << -1",
+        "0x10 / 0x2",
+        "True + 1",
+        "(" * 500 + "1" + ")" * 500,
+        "1 +" * 3000,
+    ],
+)
+def test_a_bitwise_problem_is_never_run_and_bad_ones_are_invalid(problem: str) -> None:
+    pwned = Path("/tmp/referee-pwned")
+    pwned.unlink(missing_ok=True)
+    [entry] = entries("bitwise_arithmetic", size=1)
+    entry = {**entry, "metadata": {**entry["metadata"], "problem": problem}}
+    result = score("bitwise_arithmetic", entry, "0x1")
+    assert result.status == Status.INVALID, result
+    assert result.error is not None and "metadata.problem" in result.error.message
+    assert not pwned.exists()
+
+
+def test_bitwise_answers_are_read_as_upstream_reads_them() -> None:
+    [entry] = entries("bitwise_arithmetic", size=1)
+    value = int(entry["answer"], 16)
+    for form in (
+        entry["answer"],
+        str(value),
+        f"  {entry['answer']}\n",
+        hex(value).upper().replace("X", "x"),
+    ):
+        assert score("bitwise_arithmetic", entry, form).reward == 1.0, form
+    assert score("bitwise_arithmetic", entry, str(value + 1)).reward == 0.0
+    assert score("bitwise_arithmetic", entry, None).reward == 0.0
