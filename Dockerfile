@@ -13,7 +13,9 @@ ARG BASE_IMAGE=python:3.12.8-slim-bookworm
 
 # ---- build: a virtual environment with referee and its dependencies ------------------
 FROM ${BASE_IMAGE} AS build
-ARG EXTRAS=""
+# The verifiers' optional packages every CPU image carries (reasoning_gym's datasets,
+# IFBench's checkers); the GPU image (reward models only) sets its own.
+ARG EXTRAS="reasoning,ifbench"
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 # --system-site-packages: on the CUDA PyTorch base, reuse the torch it ships.
 RUN python -m venv --system-site-packages /opt/referee
