@@ -246,7 +246,9 @@ def test_answer_extraction(response: str, extract: str, reward: float) -> None:
         "0x10 / 0x2",
         "True + 1",
         "(" * 500 + "1" + ")" * 500,
-        "1 +" * 3000,
+        "+".join(["1"] * 1500),  # a chain deeper than the walk may go
+        "-" * 2000 + "1",
+        "0x1 + " * 1000 + "0x1",  # longer than a problem may be
     ],
 )
 def test_a_bitwise_problem_is_never_run_and_bad_ones_are_invalid(problem: str) -> None:
