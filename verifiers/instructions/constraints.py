@@ -7,7 +7,8 @@ through `sentences`); one deliberate difference, where IFEval's check rewards an
 that did not follow the instruction: in the language checks
 (``language:response_language``, ``change_case:english_capital``,
 ``change_case:english_lowercase``) a text whose language cannot be detected (no letters)
-fails; IFEval passes it.
+fails; IFEval passes it. (A kwarg of 0 is taken as given: lm-eval's pipeline drops
+falsy kwargs and draws a random value in its place.)
 
 Keywords, forbidden words, section splitters and postscript markers are regular
 expressions in IFEval; they are here too, run with a time budget.
