@@ -34,6 +34,7 @@ from referee.service.http.errors import Overloaded
 from referee.service.jobs.backend import split_lines
 from referee.service.jobs.catalog import JobCatalog, Progress
 from referee.service.jobs.jsonl import Entry, items_of, merged, read_items_from
+from referee.service.jobs.line_index import LineIndexes
 from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
 from referee.service.jobs.redis_store import CANCELLED_LINE
 from referee.service.jobs.status import JobState, JobStatus
@@ -45,9 +46,9 @@ CHECKPOINT_S = 0.5
 """Results are fsynced and their progress committed at most this often (and at a job's
 end): one fsync per batch cost a third of the job path's throughput."""
 RETRY_S = 30.0
+"""How often a job whose results could not be written tries again."""
 FOLLOW_S = 2.0
 """How often a running job's summary is folded (`LocalJobs._follow`)."""
-"""How often a job whose results could not be written tries again."""
 
 log = logging.getLogger(__name__)
 JOB_TICKET = Ticket(priority=Priority.BATCH)
@@ -75,6 +76,7 @@ class LocalJobs:
         self._ttl_s = ttl_s
         self._quota = quota
         self._catalog = JobCatalog(directory / "jobs.sqlite3")
+        self._lines = LineIndexes()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._summary_locks: dict[str, asyncio.Lock] = {}
         self._followers: dict[str, asyncio.Task[None]] = {}
@@ -177,15 +179,15 @@ class LocalJobs:
         return summary
 
     async def line(self, job_id: str, index: int) -> tuple[bytes | None, bytes | None]:
-        """Line ``index`` of the upload and its committed result (a scan of both files:
-        a look at one item, not a bulk read)."""
+        """Line ``index`` of the upload and its committed result, found through each
+        file's line index (`line_index`): one look reads at most a stride of lines."""
         record = await asyncio.to_thread(self._catalog.get, job_id)
         if record is None:
             return None, None
         items_path, results_path = self._paths(job_id)
-        item = await asyncio.to_thread(_nth_line, items_path, index, None)
+        item = await asyncio.to_thread(self._lines.line, items_path, index)
         committed = record.progress.results_offset
-        result = await asyncio.to_thread(_nth_line, results_path, index, committed)
+        result = await asyncio.to_thread(self._lines.line, results_path, index, committed)
         return item, result
 
     async def cancel(self, job_id: str) -> bool:
@@ -342,19 +344,6 @@ class LocalJobs:
             for start in range(0, left, BATCH):
                 await self._write(sink, [failed] * min(BATCH, left - start), progress)
             await self._checkpoint(job_id, sink, progress)
-
-
-def _nth_line(path: Path, index: int, limit: int | None) -> bytes | None:
-    """The ``index``-th non-blank line of ``path`` within its first ``limit`` bytes."""
-    with path.open("rb") as source:
-        seen = 0
-        while (line := source.readline()) and (limit is None or source.tell() <= limit):
-            if not line.strip():
-                continue
-            if seen == index:
-                return line.rstrip(b"\n")
-            seen += 1
-    return None
 
 
 def _next_item(items: BinaryIO) -> bytes:
