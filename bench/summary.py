@@ -4,8 +4,10 @@
    `JobSummary`; folding rate, the peak resident memory it added (``VmHWM`` before and
    after, results made one at a time and dropped) and the stored summary's size.
 2. Route and page: a live ``referee serve`` (embedded jobs) scores a ``--job-items``
-   (200,000) ``string`` job; once it is done, ``GET /v1/jobs/{id}/summary`` is timed
-   (median of 20) and the job page is opened in headless chromium: the wall time of
+   (200,000) ``string`` job; once it is done, ``GET /v1/jobs/{id}/summary`` is timed on
+   one keep-alive connection (median of 20), then ``GET /v1/jobs/{id}/items/{index}``
+   (the last item first, then 20 anywhere: median) beside the scan each look made
+   before the line index, and the job page is opened in headless chromium: the wall time of
    ``chromium --dump-dom`` on the job page minus the same on a static page (the
    browser's own start), median of 5.
 
@@ -68,33 +70,69 @@ def browse(url: str) -> float:
     return time.perf_counter() - start
 
 
+def timed(client: httpx.Client, paths: list[str]) -> list[float]:
+    """Seconds of each GET, on one keep-alive connection (a new client per request costs
+    httpx more than the route itself)."""
+    seconds = []
+    for path in paths:
+        start = time.perf_counter()
+        client.get(path).raise_for_status()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def scanned_ms(data: str, job: str, count: int) -> float:
+    """Median of 5: the last item's line and result found as every look did before the
+    line index, reading both files from the start, line by line, to it."""
+    runs = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for path in Path(data).rglob(f"{job}.*.jsonl"):
+            with path.open("rb") as source:
+                seen = 0
+                while (line := source.readline()) and seen < count:
+                    if line.strip():
+                        seen += 1
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs) * 1e3
+
+
+def scored_job(url: str, count: int) -> tuple[str, float]:
+    """A ``count``-item ``string`` job (GRPO groups of 8), posted and waited for."""
+    lines = b"\n".join(
+        orjson.dumps({"verifier": "string", "response": "yes" if i % 3 else "no",
+                      "reference": "yes", "group": f"g{i // 8}"})
+        for i in range(count)
+    )  # fmt: skip
+    started = time.perf_counter()
+    headers = {"content-type": "application/x-ndjson"}
+    posted = httpx.post(f"{url}/v1/jobs", content=lines, timeout=600, headers=headers)
+    job: str = posted.json()["id"]
+    while httpx.get(f"{url}/v1/jobs/{job}", timeout=30).json()["state"] != "done":
+        time.sleep(0.5)
+    return job, time.perf_counter() - started
+
+
 def live(count: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as data:
         proc, url = start_server({"REFEREE_DATA_DIR": data})
         try:
-            lines = b"\n".join(
-                orjson.dumps({"verifier": "string", "response": "yes" if i % 3 else "no",
-                              "reference": "yes", "group": f"g{i // 8}"})
-                for i in range(count)
-            )  # fmt: skip
-            started = time.perf_counter()
-            headers = {"content-type": "application/x-ndjson"}
-            posted = httpx.post(f"{url}/v1/jobs", content=lines, timeout=600, headers=headers)
-            job = posted.json()["id"]
-            while httpx.get(f"{url}/v1/jobs/{job}", timeout=30).json()["state"] != "done":
-                time.sleep(0.5)
-            scored_s = time.perf_counter() - started
-            route = []
-            for _ in range(20):
-                t = time.perf_counter()
-                httpx.get(f"{url}/v1/jobs/{job}/summary", timeout=30).raise_for_status()
-                route.append(time.perf_counter() - t)
+            job, scored_s = scored_job(url, count)
+            rng = random.Random(0)
+            with httpx.Client(base_url=url, timeout=30) as client:
+                route = timed(client, [f"/v1/jobs/{job}/summary"] * 20)
+                [first] = timed(client, [f"/v1/jobs/{job}/items/{count - 1}"])
+                anywhere = [f"/v1/jobs/{job}/items/{rng.randrange(count)}" for _ in range(20)]
+                item = timed(client, anywhere)
+            scan_ms = scanned_ms(data, job, count)
             static = Path(data) / "blank.html"
             static.write_text("<html><body>blank</body></html>")
             page = [browse(f"{url}/ui#job/{job}") - browse(static.as_uri()) for _ in range(5)]
         finally:
             stop_server(proc)
     return {"items": count, "job_s": scored_s, "route_ms_median": statistics.median(route) * 1e3,
+            "item_ms_first": first * 1e3, "item_ms_median": statistics.median(item) * 1e3,
+            "scan_ms_median": scan_ms,
             "page_s_median": statistics.median(page), "page_s_runs": page}  # fmt: skip
 
 
@@ -110,7 +148,11 @@ def main() -> None:
           f"stored {folded['stored_bytes']:,} B")  # fmt: skip
     served = live(args.job_items)
     print(f"job of {served['items']:,}: scored in {served['job_s']:.1f} s; summary route "
-          f"{served['route_ms_median']:.1f} ms (median of 20); job page "
+          f"{served['route_ms_median']:.1f} ms (median of 20); one item's line "
+          f"{served['item_ms_first']:.1f} ms the first time (the last one), then "
+          f"{served['item_ms_median']:.1f} ms (median of 20, anywhere; reading both files "
+          f"to the last line, as each look did before: {served['scan_ms_median']:.1f} ms); "
+          f"job page "
           f"{served['page_s_median']:.2f} s over a blank page (median of 5)")  # fmt: skip
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
