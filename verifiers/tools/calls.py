@@ -34,7 +34,14 @@ _PYTHON_START = re.compile(r"\[?\s*[A-Za-z_][\w.]*\s*\(")
 
 
 class Unparsable(ValueError):
-    """The response claims a format (a tag, a fence, a call) but breaks it."""
+    """The response claims a format (a tag, a fence, a call) but breaks it. ``attempted``:
+    what broke is a function call (a name called with arguments that cannot be read, a
+    ``<tool_call>`` block, ``tool_calls`` entries, a JSON object with a ``name``), not
+    text that only looked like a format (a JSON list of numbers)."""
+
+    def __init__(self, message: str, *, attempted: bool = True) -> None:
+        super().__init__(message)
+        self.attempted = attempted
 
 
 class Call(NamedTuple):
@@ -74,7 +81,7 @@ def _openai_calls(tool_calls: object) -> list[Call]:
         function = entry.get("function") if isinstance(entry, dict) else None
         if not isinstance(function, dict):
             raise Unparsable(f"tool_calls.{index}: no function")
-        calls.append(_call_of(function, f"tool_calls.{index}.function"))
+        calls.append(_call_of(function, f"tool_calls.{index}.function", tagged=True))
     return calls
 
 
@@ -82,7 +89,10 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     if fmt in ("auto", "hermes") and "<tool_call>" in text:
         blocks = _HERMES.findall(text)
         if blocks:
-            return [_call_of(_json(block, "<tool_call>"), "<tool_call>") for block in blocks]
+            return [
+                _call_of(_json(block, "<tool_call>"), "<tool_call>", tagged=True)
+                for block in blocks
+            ]
     if fmt == "hermes":
         return None
     stripped = _unfenced(text).strip()
@@ -91,10 +101,12 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     looks_python = fmt == "auto" and _PYTHON_START.match(stripped) is not None
     if fmt in ("auto", "json") and stripped[0] in "[{" and not looks_python:
         try:
-            return _json_calls(json.loads(stripped))
+            value = json.loads(stripped)
         except ValueError:
             if fmt == "json":
-                raise Unparsable("not a JSON call or list of calls") from None
+                raise Unparsable("not a JSON call or list of calls", attempted=False) from None
+        else:
+            return _json_calls(value)  # JSON: what it holds is read, or said broken
     if fmt in ("auto", "python"):
         return _python_calls(stripped, strict=fmt == "python")
     return None
@@ -123,15 +135,23 @@ def _json_calls(value: object) -> list[Call] | None:
     if len(entries) > MAX_CALLS:
         raise Unparsable(f"more than {MAX_CALLS} calls")
     return [
-        _call_of(entry.get("function", entry) if isinstance(entry, dict) else entry, f"[{i}]")
+        _call_of(
+            entry.get("function", entry) if isinstance(entry, dict) else entry,
+            f"[{i}]",
+            tagged=False,
+        )
         for i, entry in enumerate(entries)
     ]
 
 
-def _call_of(value: object, where: str) -> Call:
-    """A call from ``{"name", "arguments" | "parameters"}``; arguments may be a JSON string."""
+def _call_of(value: object, where: str, *, tagged: bool) -> Call:
+    """A call from ``{"name", "arguments" | "parameters"}``; arguments may be a JSON string.
+    ``tagged``: the value sits where only calls go (a ``<tool_call>`` block, ``tool_calls``),
+    so even a broken one was an attempted call; untagged JSON was one only if it has a
+    ``name``."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
-        raise Unparsable(f"{where}: expected an object with a name")
+        attempted = tagged or (isinstance(value, dict) and "name" in value)
+        raise Unparsable(f"{where}: expected an object with a name", attempted=attempted)
     arguments = value.get("arguments", value.get("parameters", {}))
     if isinstance(arguments, str):
         arguments = _json(arguments, f"{where}.arguments") if arguments.strip() else {}
@@ -148,7 +168,7 @@ def _python_calls(text: str, strict: bool) -> list[Call] | None:
         nodes = list(_call_nodes(text))
     except (SyntaxError, ValueError, RecursionError):
         if strict:
-            raise Unparsable("not Python call syntax") from None
+            raise Unparsable("not Python call syntax", attempted=False) from None
         return None
     if not nodes:
         return None

@@ -5,7 +5,9 @@ possible-answer list, one ``{name: {parameter: [acceptable values]}}`` per expec
 (``""`` among the values: the parameter may be left out); ``calls``
 (``[{"name", "arguments"}]``, each value the only acceptable one) may stand in for it.
 An empty list means no call is expected (irrelevance: the reward is 1 when the response
-makes none). ``functions`` are the tools' descriptions (BFCL's, or OpenAI's
+makes none; a call it breaks, with positional arguments, a variable or a broken
+``<tool_call>`` block, is still a call). ``functions`` are the tools' descriptions (BFCL's,
+or OpenAI's
 ``{"type": "function", "function": {...}}``), for types, required and allowed parameters;
 without one, a call's parameters are checked against the gold alone.
 
@@ -117,16 +119,16 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         golds = self._references.get(raw, lambda: _rules(_validated(raw)))
         try:
             calls = parse_calls(item.response, params.format) or []
-            unreadable = None
+            unreadable, attempted = None, False
         except Unparsable as exc:
-            calls, unreadable = [], str(exc)
+            calls, unreadable, attempted = [], str(exc), exc.attempted
         if params.underscore_dots:
             calls = _dotted(calls, golds)
         details: dict[str, Any] = {"calls": [c.name for c in calls], "expected": len(golds)}
         if unreadable is not None:
             details["unreadable"] = unreadable
-        if not golds:  # irrelevance: right when no call is made
-            reward = float(not calls)
+        if not golds:  # irrelevance: right when no call is made, not even a broken one
+            reward = float(not calls and not attempted)
             return Outcome(reward, components={"format": reward}, details=details)
         return _graded(calls, golds, params, details, unreadable)
 

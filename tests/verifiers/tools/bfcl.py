@@ -25,17 +25,26 @@ def bfcl_checker() -> ModuleType:
     return importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker")
 
 
+def bfcl_entries(category: str) -> list[dict[str, Any]]:
+    """Every sample of ``category`` (``irrelevance`` has no ground truth)."""
+    return _lines(_data() / f"BFCL_v4_{category}.json")
+
+
 def bfcl_data(category: str) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """(entry, ground truth) of every sample of ``category`` (``simple_python``...)."""
-    spec = importlib.util.find_spec("bfcl_eval")
-    assert spec is not None and spec.origin is not None
-    data = Path(spec.origin).parent / "data"
-    entries = _lines(data / f"BFCL_v4_{category}.json")
+    data = _data()
+    entries = bfcl_entries(category)
     answers = {
         a["id"]: a["ground_truth"]
         for a in _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")
     }
     return [(entry, answers[entry["id"]]) for entry in entries]
+
+
+def _data() -> Path:
+    spec = importlib.util.find_spec("bfcl_eval")
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin).parent / "data"
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

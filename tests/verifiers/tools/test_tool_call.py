@@ -150,6 +150,19 @@ CASES: list[tuple[str, Any, Any, dict[str, Any], float]] = [
         {},
         0.0,
     ),
+    *(
+        (f"irrelevance, {what}", text, {"functions": [WEATHER], "ground_truth": []}, {}, reward)
+        for what, text, reward in [
+            ("a call with positional arguments", "weather.get('Paris', 3)", 0.0),
+            ("a call with a variable", "weather.get(city=town)", 0.0),
+            ("a broken <tool_call> block", "<tool_call>{name: weather.get}</tool_call>", 0.0),
+            ("a named JSON call, broken", '{"name": 3}', 0.0),
+            ("OpenAI tool_calls, broken", '{"tool_calls": [{"id": 1}]}', 0.0),
+            ("a JSON list of numbers", "[1, 2, 3]", 1.0),
+            ("a JSON object that is no call", '{"answer": 42}', 1.0),
+            ("a call broken off", "weather.get(city=", 1.0),
+        ]
+    ),
     (
         "plain gold calls",
         "weather.get(city='Paris', days=3)",
