@@ -6,7 +6,7 @@ import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import Annotated, Any, BinaryIO
 
 import typer
 import uvicorn
@@ -19,7 +19,7 @@ from referee.sandbox.doctor import check_host, failed
 from referee.service.banner import print_banner
 from referee.service.cli_errors import answered, say
 from referee.service.cli_jobs import FINISHED, score_as_job, sidecar
-from referee.service.cli_summary import print_summary, summarize_files, write_summary
+from referee.service.cli_summary import print_summary, write_summary
 from referee.service.client import Client
 from referee.service.data_dir import check_data_dir
 from referee.service.distributed.consumer import run_worker
@@ -32,7 +32,6 @@ from referee.service.jobs.resume import ResumeMismatch, ResumePoint, find_resume
 from referee.service.logs import configure as configure_logging
 from referee.service.preflight import check_start, log_problems, sandbox_problem
 from referee.service.settings import Settings
-from referee.service.summary import Summary
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.types import Pool
 
@@ -113,30 +112,24 @@ def score(
 ) -> None:
     """Score a JSONL file of items; results go to OUTPUT (or stdout) in input order, and a
     summary to the terminal: statuses, a reward histogram per verifier, group pass rates
-    and zero-variance groups (with OUTPUT)."""
-    if summary_json is not None and output is None:
-        say(console, "--summary-json needs --output (the summary is read back from it)")
+    and zero-variance groups."""
     with answered(console, server):
         if server and output and sidecar(output).exists():
             if resume:
-                _score_as_job(source, output, server, api_key, reattach=True)
-                _report(source, output, summary_json)
+                view = _score_as_job(source, output, server, api_key, reattach=True)
+                _report(view, summary_json)
                 return
             if not overwrite:
                 job = sidecar(output).read_text().strip()
                 say(console, f"job {job} was started for {output}: --resume or --overwrite")
             sidecar(output).unlink()
         start = _resume_point(source, output, resume, overwrite)
-        _score(source, output, server, api_key, batch_size, job_threshold, start)
-        _report(source, output, summary_json)
+        view = _score(source, output, server, api_key, batch_size, job_threshold, start)
+        _report(view, summary_json)
 
 
-def _report(source: Path, output: Path | None, summary_json: Path | None) -> None:
-    """The scored file's summary, printed (and written as JSON when asked); without an
-    OUTPUT file the running totals were printed already."""
-    if output is None:
-        return
-    view = summarize_files(source, output).view()
+def _report(view: dict[str, Any], summary_json: Path | None) -> None:
+    """The run's summary (`JobSummary.view`), printed, and written as JSON when asked."""
     print_summary(console, view)
     if summary_json is not None:
         write_summary(summary_json, view)
@@ -150,11 +143,11 @@ def _score(
     batch_size: int,
     job_threshold: int,
     start: ResumePoint,
-) -> None:
+) -> dict[str, Any]:
+    """Score here or through ``server``; the summary's view (the server's own for a job)."""
     total = count_lines(source)
     if server and total > job_threshold and not start.done:
-        _score_as_job(source, output, server, api_key, reattach=False)
-        return
+        return _score_as_job(source, output, server, api_key, reattach=False)
     with ExitStack() as stack:
         sink: BinaryIO = sys.stdout.buffer
         if output is not None:
@@ -173,8 +166,7 @@ def _score(
             skip=start.done,
             summary=start.summary,
         )
-    if output is None:
-        _print_summary(summary)
+    return summary.view()
 
 
 def _resume_point(source: Path, output: Path | None, resume: bool, overwrite: bool) -> ResumePoint:
@@ -194,12 +186,14 @@ def _resume_point(source: Path, output: Path | None, resume: bool, overwrite: bo
 
 def _score_as_job(
     source: Path, output: Path | None, server: str, api_key: str | None, reattach: bool
-) -> None:
+) -> dict[str, Any]:
+    """Score as a batch job on ``server``; the job's summary as the server folded it."""
     with ExitStack() as stack:
         client = stack.enter_context(Client(server, api_key))
         progress = stack.enter_context(_progress(1))
         sink: BinaryIO = stack.enter_context(output.open("wb")) if output else sys.stdout.buffer
-        score_as_job(client, source, output, sink, progress, console, reattach)
+        job_id = score_as_job(client, source, output, sink, progress, console, reattach)
+        return client.job_summary(job_id)
 
 
 @app.command()
@@ -304,14 +298,3 @@ def _progress(total: int) -> Progress:
         console=console,
         disable=not console.is_terminal or total == 0,
     )
-
-
-def _print_summary(summary: Summary) -> None:
-    table = Table("status", "items", title=f"{summary.total} items")
-    for status, count in sorted(summary.by_status.items()):
-        table.add_row(status, str(count))
-    console.print(table)
-    rewards = Table("verifier", "ok items", "mean reward")
-    for name, (count, mean) in summary.mean_rewards().items():
-        rewards.add_row(name, str(count), f"{mean:.4f}")
-    console.print(rewards)

@@ -30,9 +30,9 @@ def score_as_job(
     progress: Progress,
     console: Console,
     reattach: bool,
-) -> None:
+) -> str:
     """Submit ``source`` (or, with ``reattach``, find the job ``output``'s sidecar names),
-    wait for it, and write its results to ``sink``."""
+    wait for it, and write its results to ``sink``; the job's id."""
     task = progress.add_task("uploading", total=None)
     job_id = _reattached(client, output, console) if reattach and output else None
     if job_id is None:
@@ -46,6 +46,7 @@ def score_as_job(
     sink.flush()
     if output is not None:
         sidecar(output).unlink(missing_ok=True)
+    return job_id
 
 
 def _reattached(client: Client, output: Path, console: Console) -> str | None:

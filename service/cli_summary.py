@@ -1,6 +1,7 @@
 """The CLI's view of a scored file or a server job: the same `JobSummary` the job pages
-show, printed with rich (a reward histogram per verifier, group statistics, the slowest
-and flagged items) and written as JSON on request."""
+show (folded while the file is scored, or the server's), printed with rich (a reward
+histogram per verifier, group statistics, the slowest and flagged items) and written as
+JSON on request."""
 
 from __future__ import annotations
 
@@ -11,20 +12,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from referee.service.jobs.summary import JobSummary, group_of
-
 BLOCKS = " ▁▂▃▄▅▆▇█"
-
-
-def summarize_files(source: Path, output: Path) -> JobSummary:
-    """Fold ``output``'s results with the groups of ``source``'s items, line by line
-    (blank source lines carry no item, as when scoring)."""
-    summary = JobSummary()
-    with source.open("rb") as items, output.open("rb") as results:
-        for line in results:
-            item = next((i for i in items if i.strip()), b"")
-            summary.add(orjson.loads(line), group_of(item))
-    return summary
 
 
 def sparkline(counts: list[int]) -> str:

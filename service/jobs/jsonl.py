@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import orjson
 from pydantic import ValidationError
@@ -91,5 +91,8 @@ def read_results(path: Path) -> Iterator[Result]:
                 yield Result.model_validate(orjson.loads(raw))
 
 
-def write_result(handle: IO[bytes], result: Result) -> None:
-    handle.write(orjson.dumps(result.model_dump(mode="json")) + b"\n")
+def write_result(handle: IO[bytes], result: Result) -> dict[str, Any]:
+    """Write ``result`` as one JSON line; the JSON-ready dict it wrote."""
+    data = result.model_dump(mode="json")
+    handle.write(orjson.dumps(data) + b"\n")
+    return data

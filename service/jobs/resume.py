@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from referee.service.jobs.jsonl import parse_line
-from referee.service.summary import Summary
+from referee.service.jobs.summary import JobSummary
 from referee.verifiers.types import Result, Status
 
 
@@ -24,7 +25,7 @@ class ResumePoint:
 
     done: int = 0
     size: int = 0
-    summary: Summary = field(default_factory=Summary)
+    summary: JobSummary = field(default_factory=JobSummary)
 
 
 def find_resume_point(source: Path, output: Path) -> ResumePoint:
@@ -48,7 +49,7 @@ def find_resume_point(source: Path, output: Path) -> ResumePoint:
             _require_match(entry, result, point.done + 1, source, output)
             point.done += 1
             point.size += len(raw)
-            point.summary.count(result.status, result.reward, result.verifier)
+            point.summary.add(result.data, entry.group)
     return point
 
 
@@ -62,6 +63,7 @@ class _Input:
     verifier: str | None
     raw: bytes
     number: int
+    group: str | None = None
 
     def matches(self, result: _Line) -> bool:
         scored_by = (result.verifier or "").split("@")[0]
@@ -74,7 +76,7 @@ class _Input:
         entry = parse_line(self.raw, self.number)
         if isinstance(entry, Result):
             return _Input(None, None, self.raw, self.number)
-        return _Input(entry.id, entry.verifier, self.raw, self.number)
+        return _Input(entry.id, entry.verifier, self.raw, self.number, entry.group)
 
 
 def _inputs(source: Path) -> Iterator[_Input]:
@@ -95,7 +97,9 @@ def _inputs(source: Path) -> Iterator[_Input]:
                 and isinstance(data.get("id", ""), str)
             )
             if quick:
-                yield _Input(data.get("id"), data["verifier"], raw, number)
+                group = data.get("group")
+                group = group if isinstance(group, str) else None
+                yield _Input(data.get("id"), data["verifier"], raw, number, group)
             else:
                 yield _Input(None, None, raw, number).exact()
 
@@ -109,6 +113,7 @@ class _Line:
     status: str
     reward: float | None
     verifier: str | None
+    data: dict[str, Any]
 
 
 _STATUSES = frozenset(status.value for status in Status)
@@ -128,7 +133,7 @@ def _complete(raw: bytes) -> _Line | None:
         return None
     if not all(v is None or isinstance(v, str) for v in (ident, verifier)):
         return None
-    return _Line(ident, data["status"], reward, verifier)
+    return _Line(ident, data["status"], reward, verifier, data)
 
 
 def _require_match(entry: _Input, result: _Line, line: int, source: Path, output: Path) -> None:

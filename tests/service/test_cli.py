@@ -176,8 +176,14 @@ def test_score_prints_and_writes_the_summary(items_file: Path, tmp_path: Path) -
                               "pass_rate_histogram": [0] * 10 + [1] + [0] * 10}  # fmt: skip
     assert "1 groups, 0.0% with zero reward variance" in done.stderr
     assert "█" in done.stderr  # the histogram's full bin
-    alone = referee("score", str(items_file), "--summary-json", str(summary))
-    assert alone.returncode != 0 and "--summary-json needs --output" in alone.stderr
+    # Results to stdout: the summary is folded while scoring, so it needs no OUTPUT file.
+    alone = referee("score", str(grouped), "--summary-json", str(summary))
+    assert alone.returncode == 0, alone.stderr
+    again = orjson.loads(summary.read_bytes())
+    assert [again[k] for k in ("by_status", "rewards", "groups")] == [
+        view[k] for k in ("by_status", "rewards", "groups")
+    ]
+    assert alone.stdout.count("\n") == 2  # the results, and nothing else, on stdout
 
 
 def test_jobs_lists_and_follows_a_server_job(items_file: Path, live_server: str) -> None:
