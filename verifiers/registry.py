@@ -49,9 +49,11 @@ class Registry:
             self._internal.add(verifier.name)
 
     def get(self, ref: str, *, internal: bool = False) -> Verifier:
-        """Resolve ``name`` (latest version) or ``name@version``. Internal verifiers (a
-        true ``internal`` attribute: what the service itself submits, such as raw sandbox
-        runs) resolve only with ``internal=True``; to anyone else they do not exist."""
+        """Resolve ``name`` (latest version), ``name@version`` or the full
+        ``name@version+build`` a result reports (``reasoning_gym@1+reasoning-gym.0.1.25``:
+        that build only). Internal verifiers (a true ``internal`` attribute: what the
+        service itself submits, such as raw sandbox runs) resolve only with
+        ``internal=True``; to anyone else they do not exist."""
         name, _, version = ref.partition("@")
         versions = self._by_name.get(name)
         if name in self._internal and not internal:
@@ -60,11 +62,14 @@ class Registry:
             raise UnknownVerifier(f"unknown verifier {name!r}; see GET /v1/verifiers")
         if not version:
             return versions[max(versions)]
-        try:
-            return versions[int(version)]
-        except (KeyError, ValueError):
-            known = ", ".join(f"{name}@{v}" for v in sorted(versions))
-            raise UnknownVerifier(f"unknown version {ref!r}; available: {known}") from None
+        number, plus, _ = version.partition("+")
+        found = versions.get(int(number)) if number.isascii() and number.isdigit() else None
+        # "1+build-metadata" (a result's ``verifier``, echoed back) names exactly that
+        # build: another one (a different package under the verifier) is not it.
+        if found is None or (plus and ref_of(found) != f"{name}@{version}"):
+            known = ", ".join(ref_of(v) for _, v in sorted(versions.items()))
+            raise UnknownVerifier(f"unknown version {ref!r}; available: {known}")
+        return found
 
     def all(self) -> list[Verifier]:
         """Every registered public verifier, sorted by name then version."""
@@ -95,3 +100,8 @@ def _instantiate(ep: EntryPoint) -> Iterable[Verifier]:
     if callable(obj):
         return list(obj())
     raise TypeError(f"entry point {ep.value} is neither a verifier, a class nor a factory")
+
+
+def ref_of(verifier: Verifier) -> str:
+    """What results of ``verifier`` report as their ``verifier``."""
+    return str(getattr(verifier, "ref", f"{verifier.name}@{verifier.version}"))

@@ -118,6 +118,8 @@ def test_verifiers_lists_params_schemas(client: TestClient) -> None:
     string = by_ref["string@1"]
     assert string["pool"] == "cpu"
     assert "op" in string["params_schema"]["properties"]
+    # the ref a result reports, build metadata included
+    assert "reasoning_gym@1+reasoning-gym.0.1.25" in by_ref
 
 
 def test_health_and_readiness(client: TestClient) -> None:

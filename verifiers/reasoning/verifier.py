@@ -97,6 +97,15 @@ class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
         "answer-evaluating scorers replaced or refused, binary credit by default."
     )
 
+    @property
+    def ref(self) -> str:
+        """``reasoning_gym@1+reasoning-gym.0.1.25``: the datasets' package version is part
+        of what scored an item (a scorer may change between releases), as build metadata
+        after ``+``; ``reasoning_gym@1`` still names this verifier in requests."""
+        installed = _version()
+        suffix = f"+reasoning-gym.{installed}" if installed != NOT_FOUND else ""
+        return f"{self.name}@{self.version}{suffix}"
+
     def configuration_problem(self) -> str | None:
         """reasoning-gym not installed: every item would be ``not_configured``."""
         try:
@@ -153,12 +162,15 @@ def _answer(text: str, extract: str) -> str | None:
     return text
 
 
+NOT_FOUND = "not installed"
+
+
 @functools.cache
 def _version() -> str:
     try:
         return importlib.metadata.version("reasoning-gym")
     except importlib.metadata.PackageNotFoundError:
-        return "not installed"
+        return NOT_FOUND
 
 
 def _extracted(text: str) -> str | None:

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from referee.service.http.deps import DispatcherDep
 from referee.service.http.schemas import VerifierInfo, VerifierList
+from referee.verifiers.registry import ref_of
 
 router = APIRouter(tags=["verifiers"])
 
@@ -18,7 +19,7 @@ async def list_verifiers(dispatcher: DispatcherDep) -> VerifierList:
             VerifierInfo(
                 name=v.name,
                 version=v.version,
-                ref=f"{v.name}@{v.version}",
+                ref=ref_of(v),
                 pool=v.pool.value,
                 description=v.description,
                 params_schema=v.Params.model_json_schema(),
