@@ -18,9 +18,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from referee.verifiers.reference_cache import ReferenceCache
 from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
 
 item_timeout_s: ContextVar[float | None] = ContextVar("referee_item_timeout_s", default=None)
@@ -236,37 +236,22 @@ class ItemVerifier(ABC, Generic[P]):
 
     def parse_params(self, raw: dict[str, Any]) -> P:
         """Validate ``raw`` with ``Params``; raise `ItemInvalid` naming the bad field.
-        Valid params are kept by their JSON text (a batch's items mostly share theirs)."""
-        key = params_key(raw)
-        kept = self.__dict__.setdefault("_params_kept", {})
-        found: P | None = kept.get(key) if key is not None else None
-        if found is not None:
-            return found
+        Valid params are kept by their JSON (a batch's items mostly share theirs): one
+        frozen instance serves them all."""
+        kept: ReferenceCache[P] | None = self.__dict__.get("_params_kept")
+        if kept is None:
+            kept = self.__dict__.setdefault("_params_kept", ReferenceCache(KEPT_PARAMS, 1024))
+        return kept.get(raw, lambda: self._validated(raw))
+
+    def _validated(self, raw: dict[str, Any]) -> P:
         try:
-            params: P = self.Params.model_validate(raw)  # type: ignore[assignment]
+            return self.Params.model_validate(raw)  # type: ignore[return-value]
         except ValidationError as exc:
             raise ItemInvalid("invalid_params", describe_validation_error(exc, "params")) from None
-        if key is not None:
-            if len(kept) >= KEPT_PARAMS:
-                kept.clear()
-            kept[key] = params
-        return params
 
 
 KEPT_PARAMS = 256
 """Distinct params a verifier keeps validated (each under 1 KiB of JSON)."""
-
-
-def params_key(raw: dict[str, Any]) -> bytes | None:
-    """``raw`` as sorted-key JSON, or None when it is large, not JSON, or holds a null
-    (orjson writes NaN and infinity as null too: they must meet validation each time)."""
-    if not raw:
-        return b"{}"
-    try:
-        key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
-    except TypeError:
-        return None
-    return key if len(key) <= 1024 and b"null" not in key else None
 
 
 M = TypeVar("M", bound=BaseModel)
