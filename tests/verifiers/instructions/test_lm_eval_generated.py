@@ -179,7 +179,12 @@ def test_every_type_is_generated() -> None:
     assert set(KWARGS) == set(ifeval_registry())
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=1500,
+    deadline=None,
+    derandomize=True,  # the same draws each run (15,000 fresh ones agreed here once)
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     st.sampled_from(sorted(KWARGS)).flatmap(lambda i: st.tuples(st.just(i), KWARGS[i])),
     responses(),
