@@ -8,7 +8,7 @@ import pytest
 from referee.verifiers import Item, Status, score_items
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.code.raw_run import RAW_RUN, RawRunVerifier
-from referee.verifiers.registry import Registry, UnknownVerifier
+from referee.verifiers.registry import Registry, UnknownVerifier, ref_of
 from referee.verifiers.rules.composite import CompositeVerifier
 
 
@@ -62,7 +62,7 @@ def test_a_results_full_verifier_ref_resolves_to_that_build_only() -> None:
         [Item(verifier="reasoning_gym", response="x", reference={"dataset": "no_such"})],
         registry,
     )
-    assert result.verifier == verifier.ref == "reasoning_gym@1+reasoning-gym.0.1.25"
+    assert result.verifier == ref_of(verifier) == "reasoning_gym@1+reasoning-gym.0.1.25"
     assert registry.get(result.verifier) is verifier
     with pytest.raises(UnknownVerifier, match=r"available: reasoning_gym@1\+reasoning-gym"):
         registry.get("reasoning_gym@1+reasoning-gym.0.1.20")
