@@ -1,7 +1,9 @@
 """The ``instructions`` verifier: does the response follow verifiable instructions?
 
 ``reference``: ``{"instruction_id_list": [...], "kwargs": [{...}, ...]}``, as IFEval,
-IFBench and Tulu-3's RLVR data store them (``None`` kwargs are dropped, as IFEval does).
+IFBench and Tulu-3's RLVR data store them (``None`` kwargs are dropped, as IFEval does);
+also as JSON text (verl-style ground truth) and with ``instruction_id`` for
+``instruction_id_list``.
 Each id is one of IFEval's 25 constraint types (`verifiers.instructions.constraints`) or
 IFBench's 58 (`verifiers.instructions.ifbench`, the ``ifbench`` extra); every kwarg it
 needs must be given (both benchmarks would draw a random one).
@@ -17,6 +19,7 @@ Components: ``<instruction id>`` -> 1 or 0 per constraint (an id given twice get
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal, Required
 
 import regex
@@ -107,7 +110,7 @@ BUILT_REFERENCE_BYTES = 16 << 10
 def _constraints(item: Item) -> dict[str, tuple[Any, Kwargs]]:
     """Instruction key -> (check, validated kwargs); `ItemInvalid` naming the field."""
     try:
-        reference = _REFERENCE.validate_python(item.reference)
+        reference = _REFERENCE.validate_python(_decoded(item.reference))
     except ValidationError as exc:
         raise ItemInvalid(
             "invalid_reference", describe_validation_error(exc, "reference")
@@ -126,6 +129,23 @@ def _constraints(item: Item) -> dict[str, tuple[Any, Kwargs]]:
         key = instruction if instruction not in found else _numbered(instruction, found)
         found[key] = _constraint(instruction, given, item, index)
     return found
+
+
+def _decoded(raw: object) -> object:
+    """The reference as an object: JSON text decoded (datasets made for verl keep ground
+    truth as a string), ``instruction_id`` read as ``instruction_id_list`` (the name some
+    training sets use)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise ItemInvalid(
+                "invalid_reference", "reference: a string that is not a JSON object"
+            ) from None
+    if isinstance(raw, dict) and "instruction_id" in raw and "instruction_id_list" not in raw:
+        raw = {**raw, "instruction_id_list": raw["instruction_id"]}
+        del raw["instruction_id"]
+    return raw
 
 
 def _constraint(

@@ -246,3 +246,36 @@ def test_contradictory_constraints_never_both_hold(text: str, threshold: int) ->
             assert below + above == 1.0, instruction
     cases = score(text, ["change_case:english_capital", "change_case:english_lowercase"], [{}, {}])
     assert cases.reward == 0.0
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
+        '{"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}',
+        {"instruction_id": ["punctuation:no_comma"], "kwargs": [{}]},
+        '{"instruction_id": ["punctuation:no_comma"], "kwargs": [{"N": null}]}',
+    ],
+    ids=["object", "JSON text", "instruction_id", "instruction_id as JSON text"],
+)
+def test_the_reference_shapes_datasets_store(reference: Any) -> None:
+    for response, reward in (("No commas here", 1.0), ("One, two", 0.0)):
+        [result] = VERIFIER.score(
+            [Item(verifier="instructions", response=response, reference=reference)]
+        )
+        assert result.status == Status.OK, result.error
+        assert result.reward == reward
+
+
+@pytest.mark.parametrize(
+    ("reference", "field"),
+    [
+        ("not json", "reference: a string that is not a JSON object"),
+        ('["punctuation:no_comma"]', "reference"),
+        ('{"kwargs": [{}]}', "reference.instruction_id_list"),
+    ],
+)
+def test_a_reference_string_that_is_no_reference_is_invalid(reference: str, field: str) -> None:
+    [result] = VERIFIER.score([Item(verifier="instructions", response="x", reference=reference)])
+    assert result.status == Status.INVALID
+    assert result.error is not None and field in result.error.message
