@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
+import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from referee.verifiers.reference_cache import ReferenceCache
@@ -257,10 +258,25 @@ KEPT_PARAMS = 256
 M = TypeVar("M", bound=BaseModel)
 
 
+def object_reference(raw: object) -> object:
+    """``raw``, or the object it is the JSON text of (datasets made for verl keep ground
+    truth as a string). Only a string that decodes to a JSON object is replaced: for a
+    verifier whose reference is an object, a string was never valid anyway."""
+    if isinstance(raw, str) and raw.lstrip().startswith("{"):
+        try:
+            decoded = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+        if isinstance(decoded, dict):
+            return decoded
+    return raw
+
+
 def parse_reference(model: type[M], raw: object) -> M:
-    """``raw`` (an item's reference) as ``model``; `ItemInvalid` naming the bad field."""
+    """``raw`` (an item's reference, or its JSON text) as ``model``; `ItemInvalid` naming
+    the bad field."""
     try:
-        return model.model_validate(raw)
+        return model.model_validate(object_reference(raw))
     except ValidationError as exc:
         message = describe_validation_error(exc, "reference")
         raise ItemInvalid("invalid_reference", message) from None

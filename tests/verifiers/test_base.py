@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from referee.verifiers.base import KEPT_PARAMS, ItemVerifier, Outcome, Params
+from referee.verifiers.base import KEPT_PARAMS, ItemVerifier, Outcome, Params, object_reference
 from referee.verifiers.types import Item, Status
 
 
@@ -72,3 +72,20 @@ def test_kept_params_are_bounded() -> None:
     fresh, long_label = _Echo(), "x" * 5000
     assert _score(fresh, {"label": long_label}).details["label"] == long_label
     assert len(fresh.__dict__["_params_kept"]) == 0  # over 1 KiB of JSON: never kept
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('  {"a": [1, 2]}', {"a": [1, 2]}),
+        ("yes", "yes"),  # a text reference stays text
+        ("42", "42"),  # JSON, but not an object: untouched
+        ('["a"]', '["a"]'),
+        ('{"a": ', '{"a": '),  # not JSON: left for validation to refuse
+        ({"a": 1}, {"a": 1}),
+        (None, None),
+    ],
+)
+def test_object_references_may_come_as_json_text(raw: object, read: object) -> None:
+    assert object_reference(raw) == read

@@ -19,7 +19,6 @@ Components: ``<instruction id>`` -> 1 or 0 per constraint (an id given twice get
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal, Required
 
 import regex
@@ -32,6 +31,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     describe_validation_error,
+    object_reference,
 )
 from referee.verifiers.instructions.constraints import CONSTRAINTS, Kwargs, NoKwargs
 from referee.verifiers.instructions.ifbench import IDS as IFBENCH_IDS
@@ -135,13 +135,7 @@ def _decoded(raw: object) -> object:
     """The reference as an object: JSON text decoded (datasets made for verl keep ground
     truth as a string), ``instruction_id`` read as ``instruction_id_list`` (the name some
     training sets use)."""
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            raise ItemInvalid(
-                "invalid_reference", "reference: a string that is not a JSON object"
-            ) from None
+    raw = object_reference(raw)
     if isinstance(raw, dict) and "instruction_id" in raw and "instruction_id_list" not in raw:
         raw = {**raw, "instruction_id_list": raw["instruction_id"]}
         del raw["instruction_id"]

@@ -36,6 +36,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     describe_validation_error,
+    object_reference,
 )
 from referee.verifiers.reasoning.replacements import OURS, WRAPPED
 from referee.verifiers.types import Item
@@ -131,7 +132,7 @@ class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
 
 def _reference(raw: object) -> ReasoningReference:
     try:
-        return ReasoningReference.model_validate(raw)
+        return ReasoningReference.model_validate(object_reference(raw))
     except ValidationError as exc:
         message = describe_validation_error(exc, "reference")
         raise ItemInvalid("invalid_reference", message) from None

@@ -39,6 +39,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     describe_validation_error,
+    object_reference,
 )
 from referee.verifiers.reference_cache import ReferenceCache
 from referee.verifiers.tools.calls import MAX_CALLS, Call, Format, Unparsable, parse_calls
@@ -146,7 +147,7 @@ CACHED_REFERENCE_BYTES = 64 << 10
 
 def _validated(raw: object) -> ToolReference:
     try:
-        return ToolReference.model_validate(raw)
+        return ToolReference.model_validate(object_reference(raw))
     except ValidationError as exc:
         message = describe_validation_error(exc, "reference")
         raise ItemInvalid("invalid_reference", message) from None

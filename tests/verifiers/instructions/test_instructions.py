@@ -270,7 +270,8 @@ def test_the_reference_shapes_datasets_store(reference: Any) -> None:
 @pytest.mark.parametrize(
     ("reference", "field"),
     [
-        ("not json", "reference: a string that is not a JSON object"),
+        ("not json", "reference"),
+        ('{"instruction_id_list": [', "reference"),
         ('["punctuation:no_comma"]', "reference"),
         ('{"kwargs": [{}]}', "reference.instruction_id_list"),
     ],

@@ -274,3 +274,16 @@ def test_bitwise_answers_are_read_as_upstream_reads_them() -> None:
         assert score("bitwise_arithmetic", entry, form).reward == 1.0, form
     assert score("bitwise_arithmetic", entry, str(value + 1)).reward == 0.0
     assert score("bitwise_arithmetic", entry, None).reward == 0.0
+
+
+def test_a_reference_given_as_json_text_scores_as_the_object() -> None:
+    [entry] = entries("letter_counting", size=1)
+    reference = json.dumps({"dataset": "letter_counting", "entry": entry})
+    for answer, reward in ((entry["answer"], 1.0), ("-1", 0.0)):
+        item = Item(
+            verifier="reasoning_gym",
+            response=f"<answer>{answer}</answer>",
+            reference=reference,
+        )
+        [result] = VERIFIER.score([item])
+        assert result.status == Status.OK and result.reward == reward

@@ -309,3 +309,13 @@ def test_memory_kept_between_items_is_bounded() -> None:
     assert len(verifier._references) == 0
     verifier.score([Item(verifier="tool_call", response="f()", reference=GOLD)])
     assert len(verifier._references) == 1
+
+
+def test_a_reference_given_as_json_text_scores_as_the_object() -> None:
+    """verl-style datasets keep ground truth as a string."""
+    text = json.dumps(GOLD)
+    for response, reward in (("weather.get(city='Paris', days=3)", 1.0), ("f()", 0.0)):
+        assert score(response, text).reward == reward
+    broken = score("weather.get(city='Paris', days=3)", text[:-1])
+    assert broken.status == Status.INVALID and broken.error is not None
+    assert "reference" in broken.error.message
