@@ -17,7 +17,8 @@ def configured(live_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(
         "REFEREE_VERL_MAPPINGS",
         '{"openai/gsm8k": {"verifier": "math", "params": {"strategies": ["gsm8k", "last_number"]}},'
-        ' "exact": {"verifier": "string", "reference_column": "answer"}}',
+        ' "exact": {"verifier": "string", "reference_column": "answer"},'
+        ' "toolrl": {"verifier": "tool_call"}, "ifeval": {"verifier": "instructions"}}',
     )
     monkeypatch.setattr(verl, "_client", None)
 
@@ -87,3 +88,13 @@ def test_every_item_of_a_mixed_batch_returns_the_same_keys(
     assert [sorted(s) for s in scores] == [["pass_rate", "score", "status"]] * 3
     assert scores[0]["pass_rate"] == 1.0
     assert all(s["pass_rate"] != s["pass_rate"] for s in scores[1:])  # NaN: no such component
+
+
+def test_object_ground_truth_kept_as_json_text() -> None:
+    """Datasets made for verl keep a tool-call gold or IFEval's constraints as a string."""
+    gold = '{"calls": [{"name": "weather", "arguments": {"city": "Paris"}}]}'
+    assert verl.compute_score("toolrl", "weather(city='Paris')", gold)["score"] == 1.0
+    assert verl.compute_score("toolrl", "weather(city='Rome')", gold)["score"] == 0.0
+    constraints = '{"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}'
+    assert verl.compute_score("ifeval", "No commas at all", constraints)["score"] == 1.0
+    assert verl.compute_score("ifeval", "One, two", constraints)["score"] == 0.0
