@@ -16,7 +16,7 @@ import bisect
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,17 +44,24 @@ class Traffic:
 
     def observe(self, verifier: str, status: str, seconds: float) -> None:
         """Count one scored item."""
+        self.observe_many([(verifier, status, seconds)])
+
+    def observe_many(self, items: Iterable[tuple[str, str, float]]) -> None:
+        """Count scored items, (verifier, status, seconds) each: one lock and one clock
+        reading for a whole response's results."""
         step = int(self._clock() // STEP_S)
         with self._lock:
             if not self._steps or self._steps[-1][0] != step:
                 self._steps.append((step, {}))
                 self._expire(step)
             cells = self._steps[-1][1]
-            if verifier not in cells and len(cells) >= MAX_VERIFIERS - 1:
-                verifier = "other"
-            cell = cells.setdefault(verifier, _Cell(latency=[0] * (len(self._bounds) + 1)))
-            cell.statuses[status] += 1
-            cell.latency[bisect.bisect_left(self._bounds, seconds)] += 1
+            for name, status, seconds in items:
+                kept = name if name in cells or len(cells) < MAX_VERIFIERS - 1 else "other"
+                cell = cells.get(kept)
+                if cell is None:
+                    cell = cells[kept] = _Cell(latency=[0] * (len(self._bounds) + 1))
+                cell.statuses[status] += 1
+                cell.latency[bisect.bisect_left(self._bounds, seconds)] += 1
 
     def view(self) -> dict[str, Any]:
         """Items per second, statuses and latency percentiles by verifier over the window,
