@@ -20,12 +20,9 @@ import functools
 import inspect
 import random
 import re
-import threading
-from collections import OrderedDict
 from typing import Any, Protocol
 
 import nltk
-import orjson
 
 from referee.verifiers.base import ItemError, ItemInvalid, NotConfigured
 
@@ -91,7 +88,9 @@ def _no_download(*_: object, **__: object) -> bool:
 
 
 class IfbenchCheck:
-    """One IFBench instruction built from its kwargs; called on each response variant."""
+    """One IFBench instruction built from its kwargs; called on each response variant.
+    Built once per reference (the verifier keeps what a reference builds): IFBench's
+    checkers keep no state of a check."""
 
     def __init__(self, instruction_id: str, given: dict[str, Any], prompt: str, where: str):
         registry = _registry()
@@ -123,34 +122,6 @@ class IfbenchCheck:
             error = ItemError("checker_failed", message[:500])
             error.retryable = False
             raise error from None
-
-
-CACHED = 1024
-CACHED_KEY_CHARS = 4096
-_built_checks: OrderedDict[bytes, IfbenchCheck] = OrderedDict()
-_cache_lock = threading.Lock()
-
-
-def ifbench_check(
-    instruction_id: str, given: dict[str, Any], prompt: str, where: str
-) -> IfbenchCheck:
-    """An `IfbenchCheck`, reused across items with the same instruction, kwargs and prompt
-    (a group's responses share them; IFBench's checkers keep no state of a check). Bounded:
-    at most `CACHED` of them, and none for kwargs over `CACHED_KEY_CHARS` as JSON."""
-    key = orjson.dumps([instruction_id, given, prompt], option=orjson.OPT_SORT_KEYS, default=str)
-    if len(key) > CACHED_KEY_CHARS:
-        return IfbenchCheck(instruction_id, given, prompt, where)
-    with _cache_lock:
-        found = _built_checks.get(key)
-        if found is not None:
-            _built_checks.move_to_end(key)
-            return found
-    check = IfbenchCheck(instruction_id, given, prompt, where)
-    with _cache_lock:
-        _built_checks[key] = check
-        while len(_built_checks) > CACHED:
-            _built_checks.popitem(last=False)
-    return check
 
 
 def _require_known(cls: Any, given: dict[str, Any], where: str) -> None:

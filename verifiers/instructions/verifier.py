@@ -35,7 +35,7 @@ from referee.verifiers.base import (
 )
 from referee.verifiers.instructions.constraints import CONSTRAINTS, Kwargs, NoKwargs
 from referee.verifiers.instructions.ifbench import IDS as IFBENCH_IDS
-from referee.verifiers.instructions.ifbench import ifbench_check
+from referee.verifiers.instructions.ifbench import IfbenchCheck
 from referee.verifiers.reference_cache import ReferenceCache
 from referee.verifiers.types import Item
 
@@ -148,7 +148,7 @@ def _constraint(
     """One instruction's check and validated kwargs; `ItemInvalid` naming the field."""
     where = f"reference.kwargs.{index}"
     if instruction in IFBENCH_IDS:
-        return ifbench_check(instruction, given, item.prompt_text(), where), NoKwargs()
+        return IfbenchCheck(instruction, given, item.prompt_text(), where), NoKwargs()
     if instruction not in CONSTRAINTS:
         message = f"reference.instruction_id_list.{index}: unknown instruction {instruction!r}"
         raise ItemInvalid("invalid_reference", message)
