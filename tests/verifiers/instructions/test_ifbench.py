@@ -4,13 +4,16 @@ pieces are ``not_configured``, and one response cannot follow contradictory cons
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.verifiers.instructions import InstructionsVerifier
+from referee.verifiers.instructions.sentences import write_punkt_tab
 from referee.verifiers.types import Item, Result, Status
 from tests.verifiers.instructions.ifbench_reference import ifbench_rows
 
@@ -122,3 +125,40 @@ def test_scoring_never_reaches_for_the_network() -> None:
     argv = [sys.executable, "-c", program]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["ok", "1.0", "[]"], done.stdout + done.stderr
+
+
+def test_punkt_only_types_work_with_the_punkt_tab_referee_writes(tmp_path: Path) -> None:
+    """IFBench's title_case and words_position call nltk.word_tokenize, which loads NLTK's
+    punkt_tab by name: without it they are not_configured; with the model
+    `write_punkt_tab` writes (what the image does, NLTK_DATA) they score, in a fresh
+    process, without any download."""
+    write_punkt_tab(tmp_path)
+    program = (
+        "import nltk\nnltk.download = lambda *a, **k: False\n"
+        "from referee.verifiers.instructions import InstructionsVerifier\n"
+        "from referee.verifiers.types import Item\n"
+        "cases = [('format:title_case', {}, 'A Title In Title Case'),\n"
+        "         ('format:title_case', {}, 'not a title at all'),\n"
+        "         ('words:words_position', {'keyword': 'vibrant'},\n"
+        "          'The vibrant city sleeps. Streets hum with vibrant light, then rest.')]\n"
+        "for ident, kwargs, text in cases:\n"
+        "    ref = {'instruction_id_list': [ident], 'kwargs': [kwargs]}\n"
+        "    [r] = InstructionsVerifier().score(\n"
+        "        [Item(verifier='instructions', response=text, reference=ref)])\n"
+        "    print(r.status.value, r.reward, r.error.code if r.error else '-')\n"
+    )
+    runs = {}
+    for name, env in (("without", {"NLTK_DATA": str(tmp_path / "empty")}),
+                      ("with", {"NLTK_DATA": str(tmp_path)})):  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", program],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, **env, "HOME": str(tmp_path / "home")},
+        )
+        runs[name] = done.stdout.split("\n")[:3]
+    assert all(line.startswith("error None not_configured") for line in runs["without"]), runs
+    statuses = [line.split()[0] for line in runs["with"]]
+    assert statuses == ["ok", "ok", "ok"], runs["with"]
+    assert [line.split()[1] for line in runs["with"]][:2] == ["1.0", "0.0"], runs["with"]
