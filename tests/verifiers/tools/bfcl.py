@@ -25,6 +25,19 @@ def bfcl_checker() -> ModuleType:
     return importlib.import_module("bfcl_eval.eval_checker.ast_eval.ast_checker")
 
 
+def bfcl_no_call(text: str) -> bool:
+    """BFCL's irrelevance verdict on a model's text: its prompting decoder, then
+    ``is_empty_output``; any decoding failure counts as "no call", as in its runner."""
+    bfcl_checker()  # the config stub before BFCL's modules load
+    utils = importlib.import_module("bfcl_eval.model_handler.utils")
+    shared = importlib.import_module("bfcl_eval.utils")
+    try:
+        decoded = utils.default_decode_ast_prompting(text)
+    except Exception:  # noqa: BLE001 - BFCL counts any decoding failure as "no call"
+        return True
+    return bool(shared.is_empty_output(decoded))
+
+
 def bfcl_entries(category: str) -> list[dict[str, Any]]:
     """Every sample of ``category`` (``irrelevance`` has no ground truth)."""
     return _lines(_data() / f"BFCL_v4_{category}.json")

@@ -13,22 +13,9 @@ import pytest
 
 from referee.verifiers.tools import ToolCallVerifier
 from referee.verifiers.types import Item, Status
-from tests.verifiers.tools.bfcl import bfcl_checker, bfcl_entries
+from tests.verifiers.tools.bfcl import bfcl_entries, bfcl_no_call
 
 VERIFIER = ToolCallVerifier()
-
-
-def bfcl_no_call(text: str) -> bool:
-    """BFCL's irrelevance verdict: True when it finds no function call in ``text``."""
-    bfcl_checker()  # its config stub first
-    from bfcl_eval.model_handler.utils import default_decode_ast_prompting
-    from bfcl_eval.utils import is_empty_output
-
-    try:
-        decoded = default_decode_ast_prompting(text)
-    except Exception:  # noqa: BLE001 - BFCL counts any decoding failure as "no call"
-        return True
-    return bool(is_empty_output(decoded))
 
 
 def ours_no_call(text: str, functions: list[dict[str, Any]]) -> bool:
