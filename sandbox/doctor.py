@@ -43,6 +43,8 @@ _HELLO = {
     "junit": "import org.junit.jupiter.api.Test;\npublic class OkTest { @Test void ok() {} }",
     "gtest": "#include <gtest/gtest.h>\nTEST(Ok, Ok) { EXPECT_TRUE(true); }",
     "jest": 'test("ok", () => { expect(1).toBe(1); });',
+    "react": 'import { render, screen } from "@testing-library/react";\n'
+    'test("ok", () => { render(<p>ok</p>); expect(screen.getByText("ok")).toBeInTheDocument(); });',
 }
 
 

@@ -370,6 +370,64 @@ JEST = Language(
     overhead_mb=256,
 )
 """Jest, from the runtime (``scripts/runtime/node.txt``): the program is a test file."""
+
+_NODE_MODULES = f"{RUNTIME_MOUNT}/node/node_modules"
+REACT_CONFIG = json.dumps(
+    {
+        "rootDir": "{box}",
+        "testMatch": ["**/*.test.js"],
+        "cache": False,
+        "watchman": False,
+        "testEnvironment": f"{_NODE_MODULES}/jest-environment-jsdom",
+        "setupFilesAfterEnv": [f"{_NODE_MODULES}/@testing-library/jest-dom"],
+        "transform": {
+            r"\.[jt]sx?$": [
+                f"{_NODE_MODULES}/babel-jest",
+                {
+                    # only these presets: a .babelrc among the request's files is not read
+                    "babelrc": False,
+                    "configFile": False,
+                    "presets": [
+                        [f"{_NODE_MODULES}/@babel/preset-env", {"targets": {"node": "current"}}],
+                        [f"{_NODE_MODULES}/@babel/preset-react", {"runtime": "automatic"}],
+                        f"{_NODE_MODULES}/@babel/preset-typescript",
+                    ],
+                },
+            ]
+        },
+    }
+)
+REACT = Language(
+    "react",
+    "main.test.js",
+    (
+        "node",
+        "--max-old-space-size={memory_mb}",
+        f"{_NODE_MODULES}/jest/bin/jest.js",
+        "--config",
+        REACT_CONFIG,
+        "--ci",
+        "--colors=false",
+        "--runInBand",
+    ),
+    suffix=".js",
+    runs_tests=True,
+    tools=("/usr/bin/node",),
+    runtime_tools=(
+        "node/node_modules/jest/bin/jest.js",
+        "node/node_modules/jest-environment-jsdom/package.json",
+        "node/node_modules/@babel/preset-react/package.json",
+        "node/node_modules/@testing-library/react/package.json",
+    ),
+    package="nodejs",
+    env=NODE_ENV,
+    memory_rlimit="none",
+    overhead_mb=384,
+)
+"""React components under Jest in a jsdom document, from the runtime: the program is a
+test file in JSX (other files may be ``.jsx``, ``.ts`` or ``.tsx``, transpiled by Babel,
+not type-checked), with React 18, Testing Library (``@testing-library/react``,
+``user-event``) and jest-dom's matchers installed."""
 """JUnit 5's console launcher (Jupiter and JUnit 4 tests, run by scanning the compiled
 classes; the main file is named after the source's public class) and GoogleTest (its
 ``main`` linked in unless the program has one)."""
@@ -598,6 +656,7 @@ LANGUAGES: dict[str, Language] = {
         *TEST_RUNNERS,
         *JUNIT,
         JEST,
+        REACT,
     )
 }
 _ALIASES = {alias: lang.name for lang in LANGUAGES.values() for alias in lang.aliases}

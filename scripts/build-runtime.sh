@@ -53,9 +53,10 @@ import json, pathlib, sys
 from importlib.metadata import distributions
 root, stamp = pathlib.Path(sys.argv[1]), sys.argv[2]
 python = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions(path=[str(root / "python")]))
+modules = root / "node" / "node_modules"
 node = sorted(
-    f"{p.parent.name}@{json.loads(p.read_text())['version']}"
-    for p in (root / "node" / "node_modules").glob("*/package.json")
+    f"{p.parent.relative_to(modules).as_posix()}@{json.loads(p.read_text())['version']}"
+    for p in [*modules.glob("[!@]*/package.json"), *modules.glob("@*/*/package.json")]
 )
 java = sorted(p.name for p in (root / "java").glob("*.jar"))
 manifest = {"lists": stamp, "python": python, "node": node, "java": java}

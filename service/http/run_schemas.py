@@ -158,6 +158,7 @@ FUSION_LANGUAGES = {
     "junit": "junit",
     "gtest": "gtest",
     "jest": "jest",
+    "react": "react",
 }
 # SandboxFusion's other modes, and why they are not offered here.
 FUSION_UNSUPPORTED = {
@@ -167,7 +168,6 @@ FUSION_UNSUPPORTED = {
     "lean": "Lean is not packaged by Debian 12",
     "cuda": "no GPU in the sandbox",
     "python_gpu": "no GPU in the sandbox",
-    "react": "the React mode is not implemented",
 }
 
 

@@ -37,6 +37,24 @@ class Row:
     stdin: str = ""
 
 
+REACT_PASSES = """
+import { useState } from "react";
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+
+function Counter() {
+  const [n, setN] = useState(0);
+  return <button onClick={() => setN(n + 1)}>count {n}</button>;
+}
+
+test("counts a click", async () => {
+  render(<Counter />);
+  await userEvent.click(screen.getByRole("button"));
+  expect(screen.getByRole("button")).toHaveTextContent("count 1");
+});
+"""
+"""A React component test in JSX: state, a user event, a jest-dom matcher."""
+
 ROWS = [
     Row("python3", "print(input())", None, "raise SystemExit(3)", "hello"),
     Row(
@@ -185,6 +203,12 @@ ROWS = [
         None,
         'test("fails", () => { expect(2 + 2).toBe(5); });',
     ),
+    Row(
+        "react",
+        REACT_PASSES,
+        None,
+        REACT_PASSES.replace("count 1", "count 2"),
+    ),
 ]
 
 
@@ -223,7 +247,7 @@ def _skip_if_missing(name: str) -> None:
     require(not missing, f"{name} toolchain absent on this host: {', '.join(missing)}")
 
 
-JVM = {"java", "scala", "kotlin", "kotlin_script", "junit", "jest"}
+JVM = {"java", "scala", "kotlin", "kotlin_script", "junit", "jest", "react"}
 
 
 def _limits(language: str) -> Limits:
@@ -296,6 +320,37 @@ def test_a_language_from_the_runtime_without_one_names_the_setting() -> None:
         report = sandbox.run(Program(language="jest", source="test('x', () => {});"), [Case()])
     assert report.sandbox_status is SandboxStatus.UNAVAILABLE
     assert "build-runtime.sh" in report.message
+
+
+REACT_FILES = {
+    "Greeting.jsx": "export default function Greeting({ name }) { return <h1>Hello, {name}</h1>; }",
+    "shout.tsx": "export const shout = (s: string): string => s.toUpperCase();",
+}
+REACT_WITH_FILES = """
+import { render, screen } from "@testing-library/react";
+import Greeting from "./Greeting";
+import { shout } from "./shout";
+test("greets", () => {
+  render(<Greeting name={shout("ada")} />);
+  expect(screen.getByRole("heading")).toHaveTextContent("Hello, %s");
+});
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "status"), [("ADA", CaseStatus.OK), ("ada", CaseStatus.RUNTIME_ERROR)]
+)
+def test_react_imports_the_programs_jsx_and_tsx_files(
+    runtime_sandbox: Sandbox, name: str, status: CaseStatus
+) -> None:
+    """Babel transpiles the files a React test imports (JSX, TypeScript with JSX); the
+    assertion's outcome, not the transpiling, decides."""
+    _skip_if_missing("react")
+    program = Program(language="react", source=REACT_WITH_FILES % name, files=REACT_FILES)
+    report = runtime_sandbox.run(program, [Case()], _limits("react"))
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert case.status is status, case
 
 
 def test_every_language_names_its_debian_package() -> None:

@@ -183,6 +183,13 @@ def test_run_jupyter_fetches_files(endpoint: str) -> None:
         ("pytest", "def test_sum():\n    assert 1 + 2 == 3\n", sf.RunStatus.Success),
         ("jest", 'test("sum", () => { expect(1 + 2).toBe(3); });', sf.RunStatus.Success),
         ("jest", 'test("sum", () => { expect(1 + 2).toBe(4); });', sf.RunStatus.Failed),
+        (
+            "react",
+            'import { render, screen } from "@testing-library/react";\n'
+            'test("shows", () => { render(<b>3</b>);\n'
+            'expect(screen.getByText("3")).toBeVisible(); });',
+            sf.RunStatus.Success,
+        ),
     ],
 )
 def test_test_runner_modes(endpoint: str, language: str, code: str, status: sf.RunStatus) -> None:

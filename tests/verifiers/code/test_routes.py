@@ -122,7 +122,7 @@ def test_run_code_reports_the_output_cap(client: TestClient) -> None:
         ("/run_jupyter", {"cells": ["1"], "kernel": "ir"}, "kernel"),
         ("/run_jupyter", {"cells": ["1"], "files": {"a": "***"}}, "files.a"),
         ("/run_jupyter", {"cells": ["1"], "files": {"../a": ""}}, "bad file name"),
-        ("/run_code", {"code": "x", "language": "react"}, "not implemented"),
+        ("/run_code", {"code": "x", "language": "python_gpu"}, "no GPU in the sandbox"),
         ("/run_code", {"code": "x", "language": "python", "files": {"a": "***"}}, "files.a"),
         ("/v1/run", {"language": "cobol", "source": "x"}, "unknown language"),
         (
