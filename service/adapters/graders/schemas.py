@@ -58,11 +58,23 @@ class PythonGrader(_Grader):
     image_tag: str | None = None
 
 
+class PromptCacheBreakpoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["explicit"]
+    ttl: Literal["30m", "12h"] | None = None
+
+
 class InputText(BaseModel):
+    """A text part. ``prompt_cache_breakpoint`` (OpenAI's prompt-cache hint) is accepted
+    and not sent: chat-completions endpoints have no such field, and their own prefix
+    caches need no hint."""
+
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["input_text", "output_text"]
     text: str
+    prompt_cache_breakpoint: PromptCacheBreakpoint | None = None
 
 
 class InputImage(BaseModel):
@@ -185,9 +197,22 @@ class LabelModel(_ModelGrader):
 
 
 class Multi(_Grader):
+    """OpenAI's ``multi`` grader: ``graders`` maps the names ``calculate_output`` uses to
+    graders. One grader object (as the SDK's ``MultiGraderParam`` types it) is taken as a
+    map of one, under its ``name``."""
+
     type: Literal["multi"]
     graders: dict[str, Grader] = Field(min_length=1)
     calculate_output: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_grader(cls, data: Any) -> Any:
+        graders = data.get("graders") if isinstance(data, dict) else None
+        # a grader's "type" is a string; a map's entries are objects (even one named "type")
+        if isinstance(graders, dict) and isinstance(graders.get("type"), str):
+            return {**data, "graders": {str(graders.get("name") or graders["type"]): graders}}
+        return data
 
     @model_validator(mode="after")
     def _formula_names_graders(self) -> Multi:
