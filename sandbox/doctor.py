@@ -13,7 +13,7 @@ from referee.sandbox.runner import Sandbox
 from referee.sandbox.settings import SandboxSettings
 from referee.sandbox.types import Case, CaseStatus, Program, SandboxStatus
 
-_HELLO = {
+HELLO = {
     "python3": "print('ok')",
     "c": '#include <stdio.h>\nint main(){puts("ok");}',
     "cpp": '#include <iostream>\nint main(){std::cout<<"ok\\n";}',
@@ -46,6 +46,8 @@ _HELLO = {
     "react": 'import { render, screen } from "@testing-library/react";\n'
     'test("ok", () => { render(<p>ok</p>); expect(screen.getByText("ok")).toBeInTheDocument(); });',
 }
+"""A program per language that prints ``ok`` (a test runner: passes), run by the smoke
+check."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ def _check_language(sandbox: Sandbox, lang: languages.Language, smoke: bool) -> 
         return Check(component, False, "missing: " + ", ".join(missing))
     if not smoke:
         return Check(component, True, "toolchain present (not run)")
-    report = sandbox.run(Program(language=lang.name, source=_HELLO[lang.name]), [Case()])
+    report = sandbox.run(Program(language=lang.name, source=HELLO[lang.name]), [Case()])
     if report.sandbox_status is not SandboxStatus.OK:
         return Check(component, False, report.message)
     if not report.cases:

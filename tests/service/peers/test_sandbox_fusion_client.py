@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
+import typing
 
 import pytest
 import sandbox_fusion as sf
 
+from referee.sandbox import doctor, languages
+from referee.service.http.run_schemas import FUSION_LANGUAGES, FUSION_UNSUPPORTED
 from tests.service.peers.conftest import KEY
 
 
@@ -195,3 +199,18 @@ def test_run_jupyter_fetches_files(endpoint: str) -> None:
 def test_test_runner_modes(endpoint: str, language: str, code: str, status: sf.RunStatus) -> None:
     answer = run(endpoint, code=code, language=language, run_timeout=20)
     assert answer.status == status, answer
+
+
+@pytest.mark.parametrize("language", typing.get_args(sf.models.Language))
+def test_every_language_the_client_names(endpoint: str, language: str) -> None:
+    """Each name in the client's own ``Language`` runs (a hello program, or a passing
+    test for a runner mode), or is refused with the reason it is not offered."""
+    if language in FUSION_UNSUPPORTED:
+        with pytest.raises(Exception, match=re.escape(FUSION_UNSUPPORTED[language])):
+            run(endpoint, code="x", language=language)
+        return
+    source = doctor.HELLO[FUSION_LANGUAGES[language]]
+    answer = run(endpoint, code=source, language=language, run_timeout=20, compile_timeout=60)
+    assert answer.status == sf.RunStatus.Success, answer
+    runs_tests = languages.LANGUAGES[FUSION_LANGUAGES[language]].runs_tests
+    assert runs_tests or (answer.run_result is not None and answer.run_result.stdout == "ok\n")
