@@ -51,7 +51,86 @@ CASES: list[tuple[str, str, str, list[Any]]] = [
         " assert x > 100; System.out.println(x*x); } }",
         [-2, -2, -2],
     ),
+    # deaths by a signal on every path: the program's own alarm, abort, a segfault
+    ("alarm", "python", "import signal, time\nsignal.alarm(1)\ntime.sleep(3)", [-2] * 3),
+    ("cpp abort", "cpp", "#include <cstdlib>\nint main(){ abort(); }", [-2] * 3),
+    ("segfault", "python", "import ctypes\nctypes.string_at(0)", [-2] * 3),
+    ("output over the cap", "python", "print('x' * (3 << 20))", [-2] * 3),
+    ("memory error", "python", "x = bytearray(8 << 30)", [-2] * 3),
+    ("exits 0 early", "python", "import sys\nsys.exit(0)", [False] * 3),
+    ("trailing space", "python", "x = int(input())\nprint(x * x, end=' \\n')", [False] * 3),
+    (
+        "stderr is not output",
+        "python",
+        "import sys\nx = int(input())\nprint('debug', file=sys.stderr)\nprint(x * x)",
+        [True] * 3,
+    ),
+    (
+        "sleeps within the limit",
+        "python",
+        "import time\ntime.sleep(2)\nx = int(input())\nprint(x * x)",
+        [True] * 3,
+    ),
+    (
+        "a child left running",
+        "python",
+        "import subprocess\nsubprocess.Popen(['sleep', '100'])\nx = int(input())\nprint(x * x)",
+        [True] * 3,
+    ),
+    (
+        "cpp threads",
+        "cpp",
+        "#include <iostream>\n#include <thread>\n#include <vector>\nint main(){ long long x;"
+        " std::cin >> x; long long r[8]; std::vector<std::thread> t;"
+        " for (int i = 0; i < 8; i++) t.emplace_back([&, i]{ r[i] = x * x; });"
+        " for (auto &th : t) th.join(); std::cout << r[7] << std::endl; }",
+        [True] * 3,
+    ),
+    (
+        "go",
+        "go",
+        'package main\nimport "fmt"\nfunc main(){ var x int; fmt.Scan(&x); fmt.Println(x * x) }',
+        [True] * 3,
+    ),
+    (
+        "rust",
+        "rust",
+        "use std::io::*;\nfn main(){ let mut s = String::new(); stdin().read_line(&mut s).unwrap();"
+        ' let x: i64 = s.trim().parse().unwrap(); println!("{}", x * x); }',
+        [True] * 3,
+    ),
+    (
+        "nodejs",
+        "nodejs",
+        "const x = parseInt(require('fs').readFileSync(0, 'utf8')); console.log(x * x)",
+        [True] * 3,
+    ),
+    ("bash", "bash", "read x; echo $((x * x))", [True] * 3),
+    ("ruby", "ruby", "x = gets.to_i; puts x * x", [True] * 3),
+    ("php", "php", '<?php $x = intval(trim(fgets(STDIN))); echo $x * $x, "\\n";', [True] * 3),
 ]
+
+FUNCTION_CASES: list[tuple[str, str, dict[str, Any], list[Any]]] = [
+    (
+        "function",
+        "def sq(x):\n    return x * x",
+        {"inputs": ["3", "-4"], "outputs": ["9", "16"]},
+        [True, True],
+    ),
+    (
+        "Solution method",
+        "class Solution:\n    def sq(self, x):\n        return x * x",
+        {"inputs": ["3"], "outputs": ["9"]},
+        [True],
+    ),
+    (
+        "wrong function",
+        "def sq(x):\n    return x + x",
+        {"inputs": ["3"], "outputs": ["9"]},
+        [False],
+    ),
+]
+"""verl's own call wrapper (``fn_name``): it reads JSON arguments and prints the result."""
 
 
 @pytest.mark.parametrize(("name", "language", "code", "expected"), CASES, ids=[c[0] for c in CASES])
@@ -59,6 +138,16 @@ def test_check_correctness_classifies_as_sandbox_fusion_would(
     live_server: str, name: str, language: str, code: str, expected: list[Any]
 ) -> None:
     results, metadata = check(live_server, code, language=language)
+    assert results == expected, metadata
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "tests", "expected"), FUNCTION_CASES, ids=[c[0] for c in FUNCTION_CASES]
+)
+def test_function_calls_through_verls_wrapper(
+    live_server: str, name: str, code: str, tests: dict[str, Any], expected: list[Any]
+) -> None:
+    results, metadata = check(live_server, code, {**tests, "fn_name": "sq"})
     assert results == expected, metadata
 
 
