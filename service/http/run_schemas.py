@@ -184,10 +184,12 @@ def decoded_files(files: dict[str, str | None]) -> dict[str, str]:
 
 
 class CommandRunResult(BaseModel):
-    """SandboxFusion's result of one command (compile or run)."""
+    """SandboxFusion's result of one command (compile or run): ``execution_time`` in wall
+    seconds, ``cpu_time`` in CPU seconds (of a run; a compile reports none)."""
 
     status: Literal["Finished", "Error", "TimeLimitExceeded"]
     execution_time: float | None = None
+    cpu_time: float | None = None
     return_code: int | None = None
     stdout: str | None = None
     stderr: str | None = None
@@ -314,6 +316,7 @@ def _run_result(outcome: CaseOutcome) -> CommandRunResult:
     return CommandRunResult(
         status=status,
         execution_time=outcome.wall_s,
+        cpu_time=outcome.cpu_s,
         return_code=code,
         stdout=outcome.stdout,
         stderr=outcome.stderr,

@@ -39,6 +39,15 @@ def test_success_with_stdin_and_nested_files(endpoint: str) -> None:
     assert answer.run_result is not None and answer.run_result.stdout == "typed from a file\n"
 
 
+def test_cpu_time_is_reported_apart_from_wall_time(endpoint: str) -> None:
+    code = "import time\nx = 0\nfor i in range(3 * 10**6): x += i\ntime.sleep(0.5)"
+    answer = run(endpoint, code=code, language="python")
+    assert answer.status == sf.RunStatus.Success, answer
+    result = answer.run_result
+    assert result is not None and result.cpu_time is not None and result.execution_time
+    assert 0.02 < result.cpu_time < result.execution_time - 0.4
+
+
 @pytest.mark.parametrize(
     ("language", "code", "run_status"),
     [
