@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from referee.sandbox import cgroups, languages
+from referee.sandbox import cgroups, languages, toolchains
 from referee.sandbox.backends import create
 from referee.sandbox.runner import Sandbox
 from referee.sandbox.settings import SandboxSettings
@@ -127,7 +127,7 @@ def _check_identity(settings: SandboxSettings, euid: int) -> Check:
 
 def _check_language(sandbox: Sandbox, lang: languages.Language, smoke: bool) -> Check:
     component = f"language {lang.name}"
-    missing = languages.missing_tools(lang, runtime=sandbox.settings.runtime_dir)
+    missing = toolchains.missing_tools(lang, runtime=sandbox.settings.runtime_dir)
     if missing:
         return Check(component, False, "missing: " + ", ".join(missing))
     if not smoke:

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
-from referee.sandbox import backends, languages, leftovers
+from referee.sandbox import backends, languages, leftovers, toolchains
 from referee.sandbox.backends.base import Backend, Channel, Command
 from referee.sandbox.classification import outcome
 from referee.sandbox.identity import IdentityPool
@@ -111,7 +111,7 @@ class Sandbox:
         problem = self.problem()
         if problem is not None:
             return problem
-        missing = languages.missing_tools(
+        missing = toolchains.missing_tools(
             lang, shared=self.identities.active, runtime=self.settings.runtime_dir
         )
         if missing:
@@ -403,7 +403,7 @@ def _runtime_problem(runtime: Path | None, shared: bool) -> str | None:
             f"{setting} is not a runtime directory (no manifest.json): build it with "
             "scripts/build-runtime.sh or unset the setting"
         )
-    if shared and not languages.readable_by_all(runtime):
+    if shared and not toolchains.readable_by_all(runtime):
         return f"{setting} is not readable by every user (sandboxes run as other users)"
     return None
 
@@ -412,7 +412,7 @@ def _binds(lang: languages.Language, shared: bool, runtime: Path | None) -> dict
     binds = {languages.RUNTIME_MOUNT: runtime} if runtime is not None else {}
     if lang.name != "rust":
         return binds
-    root = languages.rust_sysroot(shared)
+    root = toolchains.rust_sysroot(shared)
     if root is None:
         raise SandboxFailure("rust toolchain vanished")
     return {**binds, languages.RUST_MOUNT: root}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from referee.sandbox import SandboxSettings, languages
+from referee.sandbox import SandboxSettings, languages, toolchains
 from referee.sandbox.doctor import Check, _check_identity, check_host, failed
 
 from .conftest import needs_bwrap
@@ -18,7 +18,7 @@ def test_report_names_every_backend_and_language() -> None:
     assert failed(report) == []
     for name, lang in languages.LANGUAGES.items():
         check = checks[f"language {name}"]
-        assert check.ok == (languages.missing_tools(lang) == []), check
+        assert check.ok == (toolchains.missing_tools(lang) == []), check
 
 
 def test_the_process_backend_warns_only_when_configured() -> None:

@@ -22,6 +22,7 @@ from referee.sandbox import (
     SandboxSettings,
     SandboxStatus,
     languages,
+    toolchains,
 )
 from tests.conftest import require
 
@@ -243,7 +244,7 @@ def sandbox_for(request: pytest.FixtureRequest, bwrap_sandbox: Sandbox) -> Calla
 def _skip_if_missing(name: str) -> None:
     lang = languages.find(name)
     assert lang is not None
-    missing = languages.missing_tools(lang, runtime=RUNTIME if lang.runtime_tools else None)
+    missing = toolchains.missing_tools(lang, runtime=RUNTIME if lang.runtime_tools else None)
     require(not missing, f"{name} toolchain absent on this host: {', '.join(missing)}")
 
 
@@ -304,22 +305,6 @@ def test_runtime_error(sandbox_for: Callable[[str], Sandbox], row: Row) -> None:
     [case] = report.cases
     assert case.status is CaseStatus.RUNTIME_ERROR, (case, report.compile)
     assert case.exit_code not in (0, None)
-
-
-def test_a_missing_toolchain_names_the_package_to_install() -> None:
-    lang = languages.Language(
-        "x", "m.x", ("/nonexistent/x",), tools=("/nonexistent/x",), package="x-lang"
-    )
-    assert languages.missing_tools(lang) == ["/nonexistent/x (apt-get install x-lang)"]
-
-
-def test_a_language_from_the_runtime_without_one_names_the_setting() -> None:
-    [jest] = [lang for lang in languages.LANGUAGES.values() if lang.name == "jest"]
-    assert "REFEREE_SANDBOX_RUNTIME_DIR" in languages.missing_tools(jest)[0]
-    with Sandbox(SandboxSettings(backend="bwrap", limits=FAST)) as sandbox:
-        report = sandbox.run(Program(language="jest", source="test('x', () => {});"), [Case()])
-    assert report.sandbox_status is SandboxStatus.UNAVAILABLE
-    assert "build-runtime.sh" in report.message
 
 
 REACT_FILES = {
