@@ -152,8 +152,11 @@ def run_plain(plain: Plain, verifier: BatchedModelVerifier, served: Any,
     """Seconds to encode every item and read it in one padded forward."""
     start = time.perf_counter()
     items = [i for request in requests for i in request]
-    encoded = [verifier.encode(served, i, verifier.Params.model_validate(i.params))
-               for i in items]  # fmt: skip
+    encoded = [
+        enc
+        for i in items
+        for _, enc in verifier.submissions(served, i, verifier.Params.model_validate(i.params))
+    ]
     plain.read(encoded, keep)
     _sync()
     return time.perf_counter() - start
