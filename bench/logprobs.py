@@ -20,9 +20,18 @@ each way in a fresh process, its peak resident memory above the inputs' (``VmHWM
 the full-logits way (a ``[tokens x vocab]`` float32 tensor, then ``log_softmax``) and
 referee's chunked statistics (`gpu_rm.kernels.token_stats`).
 
-    python bench/logprobs.py                 # both parts, CPU defaults
+LM head (``--part head``): the output-layer part alone, on ``--head-tokens`` final hidden
+states (``--hidden``, ``--vocab``, ``--dtype``): referee's statistics (`token_stats`: the
+fused Triton kernel on CUDA, the chunked reference elsewhere) and the plain way (logits,
+``log_softmax``, gather, entropy), each against the rate of one plain ``hidden @ W.T``
+of the same shape measured in the same run: the fraction of the matmul rate the
+statistics reach (``2 x tokens x hidden x vocab`` FLOPs each).
+
+    python bench/logprobs.py                 # throughput and memory, CPU defaults
     python bench/logprobs.py --part throughput --device cuda --dtype bfloat16 \
         --hidden 896 --layers 24 --vocab 151936   # a 0.5B-shaped model on a GPU
+    python bench/logprobs.py --part head --device cuda --dtype bfloat16 \
+        --hidden 896 --vocab 151936 --head-tokens 16384   # the LM-head fraction on a GPU
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 
 from bench.grm import build_model  # noqa: E402
+from referee.gpu_rm.kernels import TokenHead, token_stats  # noqa: E402
 from referee.gpu_rm.registry import ModelRegistry  # noqa: E402
 from referee.gpu_rm.settings import ModelSpec, RMSettings  # noqa: E402
 from referee.verifiers import Item  # noqa: E402
@@ -192,7 +202,65 @@ def memory(args: argparse.Namespace) -> dict[str, Any]:
     return {"part": "memory", "vocab": args.memory_vocab, "rows": rows}
 
 
+def head_part(args: argparse.Namespace) -> dict[str, Any]:
+    """The output layer's statistics alone, timed against a plain matmul of its shape."""
+    device, dtype = torch.device(args.device), getattr(torch, args.dtype)
+    gen = torch.Generator().manual_seed(args.seed)
+    tokens, size, vocab = args.head_tokens, args.hidden, args.vocab
+    hidden = torch.randn(tokens, size, generator=gen).to(device, dtype)
+    weight = (torch.randn(vocab, size, generator=gen) * size**-0.5).to(device, dtype)
+    head = TokenHead(torch.ones(size, device=device, dtype=dtype), 1e-6, weight)
+    rows = torch.arange(tokens, device=device)
+    targets = torch.randint(0, vocab, (tokens,), generator=gen).to(device)
+
+    def plain() -> None:
+        normed = hidden.float() * torch.rsqrt(hidden.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+        logprobs = torch.log_softmax((normed.to(dtype) @ weight.T).float(), dim=-1)
+        logprobs.gather(1, targets[:, None])
+        -(logprobs.exp() * logprobs).sum(-1)
+
+    paths: dict[str, Callable[[], Any]] = {
+        "matmul": lambda: hidden @ weight.T,
+        "plain": plain,
+        "referee": lambda: token_stats(hidden, rows, targets, head),
+    }
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    with torch.inference_mode():
+        for run in paths.values():
+            run()
+        for _ in range(args.repeats):
+            for name, run in paths.items():
+                _sync(device)
+                start = time.perf_counter()
+                run()
+                _sync(device)
+                times[name].append(time.perf_counter() - start)
+    flops = 2 * tokens * size * vocab
+    rows_out = [
+        {"name": n, "median_s": statistics.median(t), "runs_s": t,
+         "tflops": flops / statistics.median(t) / 1e12}
+        for n, t in times.items()
+    ]  # fmt: skip
+    shape = {"tokens": tokens, "hidden": size, "vocab": vocab, "dtype": args.dtype}
+    return {"part": "head", **shape, "rows": rows_out}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def show(result: dict[str, Any]) -> None:
+    if result["part"] == "head":
+        print(f"\n### LM head: {result['tokens']} positions x vocabulary {result['vocab']}, "
+              f"hidden {result['hidden']}, {result['dtype']}")  # fmt: skip
+        print("| path | median s | TFLOP/s |\n| --- | ---: | ---: |")
+        for r in result["rows"]:
+            print(f"| {r['name']} | {r['median_s']:.4f} | {r['tflops']:.2f} |")
+        by = {r["name"]: r["tflops"] for r in result["rows"]}
+        print(f"referee / matmul rate: {by['referee'] / by['matmul']:.0%}; "
+              f"referee / plain: {by['referee'] / by['plain']:.2f}x")  # fmt: skip
+        return
     if result["part"] == "throughput":
         print(f"\n### throughput: {result['continuation_tokens']} continuation tokens")
         print("| path | median s | tokens/s |\n| --- | ---: | ---: |")
@@ -217,7 +285,7 @@ def show(result: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add: Callable[..., Any] = parser.add_argument
-    add("--part", choices=["throughput", "memory", "both"], default="both")
+    add("--part", choices=["throughput", "memory", "head", "both"], default="both")
     add("--batch", type=int, default=32)
     add("--group", type=int, default=8)
     add("--hidden", type=int, default=256)
@@ -230,6 +298,7 @@ def main() -> None:
     add("--tokens", type=int, default=16384)
     add("--memory-vocab", type=int, default=151936)
     add("--memory-hidden", type=int, default=64)
+    add("--head-tokens", type=int, default=2048)
     args = parser.parse_args()
     results = []
     if args.part in ("throughput", "both"):
@@ -237,6 +306,9 @@ def main() -> None:
         show(results[-1])
     if args.part in ("memory", "both"):
         results.append(memory(args))
+        show(results[-1])
+    if args.part == "head":
+        results.append(head_part(args))
         show(results[-1])
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)

@@ -61,6 +61,18 @@ RUNS = {
         "64",
         *TINY_MODEL,
     ],
+    "logprobs-head": [
+        "bench/logprobs.py",
+        "--part",
+        "head",
+        "--vocab",
+        "512",
+        "--head-tokens",
+        "64",
+        "--repeats",
+        "1",
+        *TINY_MODEL,
+    ],
 }
 
 
