@@ -24,8 +24,12 @@ token ids (encoding is timed in every path):
   concurrently: the dynamic batcher, packed rows, each group's prompt computed once, the
   output layer restricted to the verdict tokens at the scored positions.
 
-Prints items/s per path and referee's ratio to each baseline; writes
-``bench/results/grm-<task>.json``.
+Prints items/s and item tokens/s per path, referee's ratio to each baseline, and the
+fraction of the measured matmul rate (``--device``/``--dtype``, measured in the same run)
+each path reaches on the transformer body's FLOPs over the tokens it computes (padding
+included for the padded paths, each group's prompt once for referee) plus attention over
+the query-key pairs it computes; the output layer is left out of the count, since the
+paths differ in how much of it they need. Writes ``bench/results/grm-<task>.json``.
 
     python bench/grm.py                      # both tasks, CPU defaults
     python bench/grm.py --device cuda --dtype bfloat16 --hidden 896 --layers 24 --vocab 151936
@@ -54,6 +58,7 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from tokenizers import Tokenizer, models, pre_tokenizers, processors  # noqa: E402
 
+from bench.rm import matmul_rate, model_flops, packed_pairs  # noqa: E402
 from referee.gpu_rm.encoding import Encoded  # noqa: E402
 from referee.gpu_rm.registry import ModelRegistry  # noqa: E402
 from referee.gpu_rm.settings import ModelSpec, RMSettings, StepSpec  # noqa: E402
@@ -178,6 +183,29 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
+def sequences(verifier: BatchedModelVerifier, served: Any, requests: list[list[Item]]) -> Any:
+    """Per request, the token ids of every sequence its items submit."""
+    return [
+        [enc.ids for i in r
+         for _, enc in verifier.submissions(served, i, verifier.Params.model_validate(i.params))]
+        for r in requests
+    ]  # fmt: skip
+
+
+def work(plain: Plain, ids: list[list[list[int]]], computed: float) -> dict[str, Any]:
+    """Item tokens, and per path the tokens and query-key pairs it computes."""
+    flat = [seq for request in ids for seq in request]
+    width = max(len(seq) for seq in flat)
+    body = sum(p.numel() for n, p in plain.model.model.named_parameters() if "embed" not in n)
+    padded = (len(flat) * width, len(flat) * width * (width + 1) // 2)
+    return {
+        "item_tokens": sum(len(seq) for seq in flat),
+        "body_params": body,
+        "computed": {"padded": padded, "padded+keep": padded,
+                     "referee": (computed, packed_pairs(ids))},
+    }  # fmt: skip
+
+
 def bench(task: str, args: argparse.Namespace, path: Path) -> dict[str, Any]:
     spec = ModelSpec(path=str(path), head="lm", dtype=args.dtype, device=args.device,
                      steps=STEPS, max_length=16384)  # fmt: skip
@@ -196,22 +224,37 @@ def bench(task: str, args: argparse.Namespace, path: Path) -> dict[str, Any]:
     times: dict[str, list[float]] = {name: [] for name in paths}
     for run in paths.values():
         run()  # warm-up
+    before = served.batcher.stats.computed_tokens
     for _ in range(args.repeats):  # interleaved, so drift hits every path alike
         for name, run in paths.items():
             times[name].append(run())
+    computed = (served.batcher.stats.computed_tokens - before) / args.repeats
+    measured = work(plain, sequences(verifier, served, requests), computed)
     registry.close()
+    rate = matmul_rate(args.device, dtype)
     items = sum(len(r) for r in requests)
-    rows = [{"name": name, "median_s": statistics.median(t), "runs_s": t,
-             "items_per_s": items / statistics.median(t)} for name, t in times.items()]  # fmt: skip
-    return {"task": task, "items": items, "rows": rows}
+    rows = []
+    for name, t in times.items():
+        tokens, pairs = measured["computed"][name]
+        flops = model_flops(measured["body_params"], args.layers, args.hidden, tokens, pairs)
+        rows.append({"name": name, "median_s": statistics.median(t), "runs_s": t,
+                     "items_per_s": items / statistics.median(t),
+                     "item_tokens_per_s": measured["item_tokens"] / statistics.median(t),
+                     "computed_tokens": tokens,
+                     "matmul_fraction": flops / statistics.median(t) / rate})  # fmt: skip
+    return {"task": task, "items": items, "item_tokens": measured["item_tokens"],
+            "matmul_tflops": rate / 1e12, "rows": rows}  # fmt: skip
 
 
 def show(result: dict[str, Any]) -> None:
-    print(f"\n### {result['task']}: {result['items']} items")
-    print("| path | median s | items/s |")
-    print("| --- | ---: | ---: |")
+    print(f"\n### {result['task']}: {result['items']} items, {result['item_tokens']} item "
+          f"tokens (measured matmul rate {result['matmul_tflops']:.1f} TFLOP/s)")  # fmt: skip
+    print("| path | median s | items/s | item tok/s | computed tokens | matmul rate |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for r in result["rows"]:
-        print(f"| {r['name']} | {r['median_s']:.2f} | {r['items_per_s']:.1f} |")
+        print(f"| {r['name']} | {r['median_s']:.2f} | {r['items_per_s']:.1f} | "
+              f"{r['item_tokens_per_s']:.0f} | {r['computed_tokens']:.0f} | "
+              f"{r['matmul_fraction']:.0%} |")  # fmt: skip
     by = {r["name"]: r["items_per_s"] for r in result["rows"]}
     print(f"referee / padded: {by['referee'] / by['padded']:.2f}x; "
           f"referee / padded+keep: {by['referee'] / by['padded+keep']:.2f}x")  # fmt: skip
