@@ -30,6 +30,7 @@ from referee.verifiers.rules.choice import ChoiceVerifier
 from referee.verifiers.rules.composite import CompositeVerifier
 from referee.verifiers.rules.format_check import FormatVerifier
 from referee.verifiers.rules.length import LengthVerifier
+from referee.verifiers.rules.qa import QAVerifier
 from referee.verifiers.rules.similarity import SimilarityVerifier
 from referee.verifiers.rules.string_match import StringVerifier
 from referee.verifiers.sql import SqlVerifier
@@ -50,6 +51,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         RefProbVerifier(models),
         LogprobsVerifier(models),
         StringVerifier(),
+        QAVerifier(),
         ChoiceVerifier(),
         FormatVerifier(),
         LengthVerifier(),

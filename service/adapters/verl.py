@@ -7,8 +7,10 @@ sample, often from many threads; calls share HTTP requests through a process-wid
 - ``REFEREE_URL`` (default ``http://127.0.0.1:8000``), ``REFEREE_API_KEY``;
 - ``REFEREE_VERL_MAPPINGS``: JSON, data source -> `ItemMapping` (``"*"`` is the fallback).
   Defaults (`DEFAULT_MAPPINGS`): verl's code data sources (``codecontests``, ``apps``,
-  ``codeforces``, ``taco``) use ``code`` with APPS's list-wrapped outputs accepted; every
-  other data source uses ``math``. Code ground truth may be a JSON string, as verl stores it;
+  ``codeforces``, ``taco``) use ``code`` with APPS's list-wrapped outputs accepted; its
+  Search-R1 QA sources (``searchR1_nq``...) use ``qa`` (exact match of the last
+  ``<answer>``, as verl scores them); every other data source uses ``math``. Code
+  ground truth may be a JSON string, as verl stores it;
 - ``REFEREE_VERL_EXTRA_KEYS``: comma-separated component names to return besides
   ``score`` and ``status``. Every item of a batch returns the same keys (verl collects each
   key into one list per batch and checks its length), so a component an item lacks is NaN;
@@ -38,9 +40,11 @@ _client: BatchingClient | None = None
 _CODE = ItemMapping(
     verifier="code", params={"accept_wrapped_output": True}, reference_column="answer"
 )
+_SEARCH_R1 = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
 DEFAULT_MAPPINGS: dict[str, ItemMapping] = {
     "*": ItemMapping(verifier="math"),
     **{source: _CODE for source in ("codecontests", "apps", "codeforces", "taco")},
+    **{f"searchR1_{name}": ItemMapping(verifier="qa") for name in _SEARCH_R1},
 }
 
 

@@ -98,3 +98,14 @@ def test_object_ground_truth_kept_as_json_text() -> None:
     constraints = '{"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}'
     assert verl.compute_score("ifeval", "No commas at all", constraints)["score"] == 1.0
     assert verl.compute_score("ifeval", "One, two", constraints)["score"] == 0.0
+
+
+def test_search_r1_data_sources_score_exact_match_as_verl_does() -> None:
+    """verl's Search-R1 QA sources default to ``qa``: ground truth ``{"target": [...]}``,
+    the last ``<answer>`` compared after SQuAD's normalisation (``math`` would misread
+    names as expressions)."""
+    truth = {"target": ["Barack Obama", "Obama"]}
+    right = "<search>who</search> ... <answer> barack obama. </answer>"
+    assert verl.compute_score("searchR1_nq", right, truth)["score"] == 1.0
+    wrong = "<answer>Obama Bush Clinton</answer>"
+    assert verl.compute_score("searchR1_hotpotqa", wrong, truth)["score"] == 0.0
