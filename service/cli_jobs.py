@@ -4,6 +4,8 @@ run that was stopped reattaches to its job with ``--resume`` instead of scoring 
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -15,6 +17,7 @@ from referee.service.cli_errors import say
 from referee.service.client import Client, RefereeError
 
 FINISHED = ("done", "cancelled")
+_JOB_ID = re.compile(r"[0-9A-Za-z_-]{1,128}")
 
 
 def sidecar(output: Path) -> Path:
@@ -38,7 +41,7 @@ def score_as_job(
     if job_id is None:
         job_id = client.submit_job(source)
         if output is not None:
-            sidecar(output).write_text(job_id + "\n")
+            keep_job_id(sidecar(output), job_id)
         console.print(f"job {job_id}: uploaded, scored on the server")
     status = _wait(client, job_id, progress, task, console)
     progress.update(task, completed=status["done"], total=status["total"])
@@ -49,11 +52,21 @@ def score_as_job(
     return job_id
 
 
+def keep_job_id(path: Path, job_id: str) -> None:
+    """Write ``job_id`` to ``path`` whole or not at all (a run killed while writing must not
+    leave an empty sidecar behind): a temporary file beside it, then a rename."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(job_id + "\n")
+    os.replace(partial, path)
+
+
 def _reattached(client: Client, output: Path, console: Console) -> str | None:
     kept = sidecar(output)
     if not kept.exists():
         return None
-    job_id = kept.read_text().strip()
+    job_id = kept.read_text(errors="replace").strip()
+    if not _JOB_ID.fullmatch(job_id):
+        say(console, f"{kept} holds no job id; delete it to score the file again")
     try:
         client.job(job_id)
     except RefereeError as exc:

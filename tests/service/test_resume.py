@@ -127,6 +127,7 @@ def test_a_server_job_run_reattaches_to_its_job(tmp_path: Path) -> None:
         os.killpg(run.pid, signal.SIGKILL)  # the job is on the server; this run is gone
         run.wait(timeout=30)
         job_id = job_file.read_text().strip()
+        assert len(job_id) == 32, job_id  # written whole or not at all
         refused = referee(*args)
         assert refused.returncode == 1 and job_id in refused.stderr and "--resume" in refused.stderr
         resumed = referee(*args, "--resume")
@@ -155,3 +156,16 @@ def test_a_line_that_only_looks_like_an_item_resumes_as_its_invalid_result(
     point = find_resume_point(source, out)
     assert (point.done, point.size) == (2, len(b"".join(two)))
     assert dict(point.summary.by_status) == {"ok": 1, "invalid": 1}
+
+
+def test_a_sidecar_without_a_job_id_is_named_not_sent(tmp_path: Path) -> None:
+    """An empty or garbled ``OUT.job`` (left by an older version killed while writing it)
+    is a clear error naming the file, never a request for an empty job id."""
+    items = write_items(tmp_path / "items.jsonl", 20)
+    out = tmp_path / "out.jsonl"
+    for content in ["", "../../v1/admin\n"]:
+        (tmp_path / "out.jsonl.job").write_text(content)
+        args = ["score", str(items), "-o", str(out), "--server", "http://127.0.0.1:9"]
+        done = referee(*args, "--job-threshold", "10", "--resume")
+        assert done.returncode == 1
+        assert "out.jsonl.job holds no job id" in done.stderr, done.stderr
