@@ -44,7 +44,7 @@ RUNS = {
     "logprobs": [
         "bench/logprobs.py",
         "--part",
-        "both",
+        "throughput",  # "memory" is 6 fresh processes of torch start-up (15 s) for a few lines
         "--batch",
         "4",
         "--group",
@@ -53,12 +53,6 @@ RUNS = {
         "512",
         "--repeats",
         "1",
-        "--tokens",
-        "256",
-        "--memory-vocab",
-        "1024",
-        "--memory-hidden",
-        "64",
         *TINY_MODEL,
     ],
     "logprobs-head": [
