@@ -30,7 +30,7 @@ from openai.types.graders import (
 )
 from typing_extensions import is_typeddict
 
-from tests.service.adapters.test_graders import PROFILES, judged_app
+from tests.service.adapters.judged_app import PROFILES, judged_app
 from tests.verifiers.judge.endpoint import Reply, completion, embeddings
 
 PNG = "data:image/png;base64,iVBORw0KGgo="
