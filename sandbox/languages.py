@@ -338,22 +338,33 @@ JUNIT = (
         build_flags=(*_C_FAMILY_FLAGS, _CPP_STANDARDS),
     ),
 )
+"""JUnit 5's console launcher (Jupiter and JUnit 4 tests, run by scanning the compiled
+classes; the main file is named after the source's public class) and GoogleTest (its
+``main`` linked in unless the program has one)."""
 JEST_CONFIG = json.dumps(
     {"rootDir": "{box}", "testMatch": ["**/*.test.js"], "cache": False, "watchman": False}
 )
-JEST = Language(
-    "jest",
-    "main.test.js",
-    (
+_NODE_MODULES = f"{RUNTIME_MOUNT}/node/node_modules"
+
+
+def _jest_run(config: str) -> tuple[str, ...]:
+    """Jest from the runtime, in one process, with ``config`` (JSON) as its whole config."""
+    return (
         "node",
         "--max-old-space-size={memory_mb}",
-        f"{RUNTIME_MOUNT}/node/node_modules/jest/bin/jest.js",
+        f"{_NODE_MODULES}/jest/bin/jest.js",
         "--config",
-        JEST_CONFIG,
+        config,
         "--ci",
         "--colors=false",
         "--runInBand",
-    ),
+    )
+
+
+JEST = Language(
+    "jest",
+    "main.test.js",
+    _jest_run(JEST_CONFIG),
     suffix=".js",
     runs_tests=True,
     tools=("/usr/bin/node",),
@@ -365,7 +376,6 @@ JEST = Language(
 )
 """Jest, from the runtime (``scripts/runtime/node.txt``): the program is a test file."""
 
-_NODE_MODULES = f"{RUNTIME_MOUNT}/node/node_modules"
 REACT_CONFIG = json.dumps(
     {
         "rootDir": "{box}",
@@ -394,16 +404,7 @@ REACT_CONFIG = json.dumps(
 REACT = Language(
     "react",
     "main.test.js",
-    (
-        "node",
-        "--max-old-space-size={memory_mb}",
-        f"{_NODE_MODULES}/jest/bin/jest.js",
-        "--config",
-        REACT_CONFIG,
-        "--ci",
-        "--colors=false",
-        "--runInBand",
-    ),
+    _jest_run(REACT_CONFIG),
     suffix=".js",
     runs_tests=True,
     tools=("/usr/bin/node",),
@@ -422,9 +423,6 @@ REACT = Language(
 test file in JSX (other files may be ``.jsx``, ``.ts`` or ``.tsx``, transpiled by Babel,
 not type-checked), with React 18, Testing Library (``@testing-library/react``,
 ``user-event``) and jest-dom's matchers installed."""
-"""JUnit 5's console launcher (Jupiter and JUnit 4 tests, run by scanning the compiled
-classes; the main file is named after the source's public class) and GoogleTest (its
-``main`` linked in unless the program has one)."""
 
 COMPILED = (
     Language(
