@@ -24,9 +24,9 @@ from typing import Literal
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, object_reference
 from referee.verifiers.math.extraction import boxed_contents
 from referee.verifiers.rules.references import text_references
+from referee.verifiers.tags import blocks
 from referee.verifiers.types import Item
 
-_OPEN, _CLOSE = "<answer>", "</answer>"
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mbox)\{(.*)\}", re.DOTALL)
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
@@ -84,7 +84,8 @@ def usable_golds(reference: object) -> dict[str, str]:
 def extract_answer(text: str, where: str) -> str | None:
     """The answer in ``text`` (see `QAParams.extract`), or None when there is none."""
     if where == "answer_tag":
-        return last_tagged(text)
+        found = blocks(text, "<answer>", "</answer>")
+        return found[-1] if found else None
     if where == "boxed":
         boxes, truncated = boxed_contents(text)
         if truncated or not boxes:  # an unclosed last box holds no answer
@@ -93,21 +94,6 @@ def extract_answer(text: str, where: str) -> str | None:
         wrapped = _TEXT_WRAPPER.fullmatch(inner)  # \boxed{\text{Paris}}
         return wrapped.group(1) if wrapped else inner
     return text
-
-
-def last_tagged(text: str) -> str | None:
-    """The last ``<answer>...</answer>`` block's content, stripped, as a left-to-right scan
-    pairing each opening tag with the first closing tag after it finds it (what
-    ``re.finditer(r"<answer>(.*?)</answer>", re.DOTALL)`` finds, verl's reading). Linear:
-    that regex rescans to the end of the text from every unclosed tag, quadratic time on
-    a response of many opening tags."""
-    found, at = None, 0
-    while (start := text.find(_OPEN, at)) >= 0:
-        end = text.find(_CLOSE, start + len(_OPEN))
-        if end < 0:
-            break
-        found, at = text[start + len(_OPEN) : end], end + len(_CLOSE)
-    return found.strip() if found is not None else None
 
 
 def normalize_answer(text: str) -> str:

@@ -22,13 +22,13 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
+from referee.verifiers.tags import blocks
 from referee.verifiers.tools.call_reader import read_calls
 from referee.verifiers.types import Conversation, Message
 
 Format = Literal["auto", "openai", "hermes", "json", "python"]
 
 MAX_CALLS = 64
-_HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 _FENCE = re.compile(r"```[A-Za-z]*\s*\n(.*?)```", re.DOTALL)
 _PYTHON_START = re.compile(r"\[?\s*[A-Za-z_][\w.]*\s*\(")
 
@@ -87,11 +87,11 @@ def _openai_calls(tool_calls: object) -> list[Call]:
 
 def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     if fmt in ("auto", "hermes") and "<tool_call>" in text:
-        blocks = _HERMES.findall(text)
-        if blocks:
+        tagged = blocks(text, "<tool_call>", "</tool_call>")
+        if tagged:
             return [
                 _call_of(_json(block, "<tool_call>"), "<tool_call>", tagged=True)
-                for block in blocks
+                for block in tagged
             ]
     if fmt == "hermes":
         return None
