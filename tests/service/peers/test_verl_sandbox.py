@@ -15,10 +15,12 @@ from tests.service.peers.conftest import verl_reward_score, verl_sandbox_utils
 SQUARE = {"inputs": ["3\n", "-4\n", "0\n"], "outputs": ["9\n", "16\n", "0\n"]}
 
 
-def check(url: str, code: str, tests: dict[str, Any] = SQUARE, language: str = "python") -> Any:
+def check(
+    url: str, code: str, tests: dict[str, Any] = SQUARE, language: str = "python", timeout: int = 5
+) -> Any:
     utils = verl_sandbox_utils()
     results, metadata = utils.check_correctness(
-        f"{url}/run_code", tests, code, timeout=5, language=language
+        f"{url}/run_code", tests, code, timeout=timeout, language=language
     )
     return results, metadata
 
@@ -34,7 +36,6 @@ CASES: list[tuple[str, str, str, list[Any]]] = [
         "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
         [-2] * 3,
     ),
-    ("timeout", "python", "while True: pass", [-3, -3, -3]),
     ("syntax error", "python", "def (:", [-2, -2, -2]),
     (
         "cpp right",
@@ -139,6 +140,11 @@ def test_check_correctness_classifies_as_sandbox_fusion_would(
 ) -> None:
     results, metadata = check(live_server, code, language=language)
     assert results == expected, metadata
+
+
+def test_a_program_past_its_time_is_a_timeout(live_server: str) -> None:
+    results, metadata = check(live_server, "while True: pass", timeout=1)
+    assert results == [-3, -3, -3], metadata
 
 
 @pytest.mark.parametrize(
