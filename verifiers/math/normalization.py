@@ -162,11 +162,7 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
     text = _FRAC_VARIANTS.sub(r"\\frac", text)
     text = _ALIASES.sub(lambda m: "\\ln" if m.group() == "\\log" else "\\emptyset", text)
     text = text.replace("~", " ")
-    for _ in range(MAX_UNWRAP):
-        unwrapped = _TEXT_WRAP.sub(r"\1", text)
-        if unwrapped == text:
-            break
-        text = unwrapped
+    text = unwrap_text(text)
     text = _BRACE_COMMA.sub(_brace_comma, text)
     text = _TRAILING.sub("", text.strip())
 
@@ -227,3 +223,14 @@ def _thin_spaces(text: str) -> str:
 def _has_money_word(text: str) -> bool:
     lower = text.lower()
     return any(w in lower for w in ("dollar", "usd", "cent", "euro"))
+
+
+def unwrap_text(text: str) -> str:
+    """``text`` with its LaTeX text wrappers (``\\text{}``, ``\\textbf{}``, ``\\mathrm{}``...)
+    replaced by their contents, innermost first, at most `MAX_UNWRAP` layers deep."""
+    for _ in range(MAX_UNWRAP):
+        unwrapped = _TEXT_WRAP.sub(r"\1", text)
+        if unwrapped == text:
+            break
+        text = unwrapped
+    return text

@@ -23,12 +23,12 @@ from typing import Literal
 
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, object_reference
 from referee.verifiers.math.extraction import boxed_contents
+from referee.verifiers.math.normalization import unwrap_text
 from referee.verifiers.rules.references import text_references
 from referee.verifiers.tags import blocks
 from referee.verifiers.types import Item
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
-_TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|mathrm|mbox)\{(.*)\}", re.DOTALL)
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
@@ -81,7 +81,7 @@ def usable_golds(reference: object) -> dict[str, str]:
     return usable
 
 
-def extract_answer(text: str, where: str) -> str | None:
+def extract_answer(text: str, where: Literal["answer_tag", "boxed", "none"]) -> str | None:
     """The answer in ``text`` (see `QAParams.extract`), or None when there is none."""
     if where == "answer_tag":
         found = blocks(text, "<answer>", "</answer>")
@@ -90,9 +90,7 @@ def extract_answer(text: str, where: str) -> str | None:
         boxes, truncated = boxed_contents(text)
         if truncated or not boxes:  # an unclosed last box holds no answer
             return None
-        inner = boxes[-1].strip()
-        wrapped = _TEXT_WRAPPER.fullmatch(inner)  # \boxed{\text{Paris}}
-        return wrapped.group(1) if wrapped else inner
+        return unwrap_text(boxes[-1]).strip()  # \boxed{\text{Paris}}
     return text
 
 
