@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import stat
+import shutil
+import tempfile
 from pathlib import Path
 
 from referee.sandbox import (
@@ -35,17 +35,20 @@ def test_a_language_from_the_runtime_without_one_names_the_setting() -> None:
     assert "build-runtime.sh" in report.message
 
 
-def test_readable_by_all_needs_every_parent_searchable(tmp_path: Path) -> None:
-    inner = tmp_path / "a" / "b"
-    inner.mkdir(parents=True)
-    for path in (tmp_path, tmp_path / "a", inner):
-        path.chmod(0o755)
-    assert toolchains.readable_by_all(inner) == all(
-        p.stat().st_mode & stat.S_IXOTH for p in tmp_path.parents
-    )
-    (tmp_path / "a").chmod(0o750)  # a parent others cannot search
+def test_readable_by_all_needs_every_parent_searchable() -> None:
+    """Under /tmp (searchable by all): readable when every level is o+x and the directory
+    o+r; not when one parent drops o+x, nor when the directory drops o+r."""
+    base = Path(tempfile.mkdtemp(dir="/tmp"))
     try:
+        inner = base / "a" / "b"
+        inner.mkdir(parents=True)
+        for path in (base, base / "a", inner):
+            path.chmod(0o755)
+        assert toolchains.readable_by_all(inner)
+        (base / "a").chmod(0o750)  # a parent others cannot search
+        assert not toolchains.readable_by_all(inner)
+        (base / "a").chmod(0o755)
+        inner.chmod(0o711)  # searchable, not readable
         assert not toolchains.readable_by_all(inner)
     finally:
-        (tmp_path / "a").chmod(0o755)
-    assert os.access(inner, os.R_OK)
+        shutil.rmtree(base)
