@@ -338,6 +338,25 @@ def test_react_imports_the_programs_jsx_and_tsx_files(
     assert case.status is status, case
 
 
+HOSTILE_CONFIG = {
+    name: 'require("fs").writeFileSync("/work/loaded", "1"); throw new Error("config read");'
+    for name in ("babel.config.js", "jest.config.js", ".babelrc.js")
+}
+
+
+def test_react_reads_no_config_from_the_request(runtime_sandbox: Sandbox) -> None:
+    """Babel and Jest take only the mode's own configuration: config files sent with the
+    program (which would run code of the request's choosing at transform time) are not
+    loaded, so the test passes as it would without them."""
+    _skip_if_missing("react")
+    files = {**HOSTILE_CONFIG, "package.json": '{"jest": {"testEnvironment": "node"}}'}
+    program = Program(language="react", source=REACT_PASSES, files=files)
+    report = runtime_sandbox.run(program, [Case()], _limits("react"))
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert case.status is CaseStatus.OK, case
+
+
 def test_every_language_names_its_debian_package() -> None:
     assert [name for name, lang in languages.LANGUAGES.items() if not lang.package] == []
 
