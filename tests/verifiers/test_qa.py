@@ -158,3 +158,9 @@ def test_many_tags_cost_time_linear_in_the_response(score, response: str) -> Non
     of them); the scan is linear, so a large response is scored well inside its timeout."""
     result = score("qa", response, "x")
     assert result.status == Status.OK, result.error
+
+
+def test_details_keep_a_bounded_part_of_the_answer(score) -> None:  # type: ignore[no-untyped-def]
+    result = score("qa", "word " * 100_000, "word", extract="none")
+    assert result.status == Status.OK and result.reward == 0.0
+    assert len(result.details["answer"]) == 200

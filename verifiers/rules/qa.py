@@ -30,6 +30,9 @@ from referee.verifiers.types import Item
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
+SHOWN = 200
+"""Characters of the answer kept in ``details`` (with ``extract: none`` it is the whole
+response, which a result must not carry a second copy of)."""
 
 
 class QAParams(Params):
@@ -58,11 +61,11 @@ class QAVerifier(ItemVerifier[QAParams]):
             return Outcome(0.0, details={"reason": f"no answer ({params.extract})"})
         normalized = normalize_answer(answer)
         if not normalized:
-            return Outcome(0.0, details={"answer": answer, "reason": "empty answer"})
+            return Outcome(0.0, details={"answer": answer[:SHOWN], "reason": "empty answer"})
         scores = [_score(params.metric, normalized, gold) for gold in golds.values()]
         best = max(range(len(scores)), key=scores.__getitem__)
         matched = list(golds)[best] if scores[best] > 0 else None
-        return Outcome(scores[best], details={"answer": answer, "matched": matched})
+        return Outcome(scores[best], details={"answer": answer[:SHOWN], "matched": matched})
 
 
 def usable_golds(reference: object) -> dict[str, str]:
