@@ -36,7 +36,7 @@ from referee.sandbox import cgroups
 from referee.sandbox.backends.base import Execution, base_env
 from referee.sandbox.backends.bwrap import isolation_args
 from referee.sandbox.identity import HostIdentity, IdentityPool, as_user
-from referee.sandbox.languages import RUNTIME_MOUNT
+from referee.sandbox.languages import PYTHON_ENV, RUNTIME_MOUNT
 from referee.sandbox.output import CappedOutput
 from referee.sandbox.pyfast.wire import CaseReport, CaseRequest
 from referee.sandbox.settings import SandboxSettings
@@ -142,6 +142,7 @@ class ForkServer:
                 str(theirs.fileno()),
                 str(min(self.settings.parallelism, _MAX_SPARES)),
                 _SPARE_NAME,
+                PYTHON_ENV["PYTHONPATH"],
             ]
             # The server's own complaints (never a case's output) land here, so a failure
             # report can say why the server died.

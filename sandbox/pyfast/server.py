@@ -60,6 +60,9 @@ SYS_CAPSET = 126  # x86_64
 PR_SET_NAME = 15
 SERVER_NAME = b"referee-server"
 PROGRAM_STATUS = struct.Struct("=i")
+RUNTIME_PYTHON: list[str] = []
+"""Where the runtime's Python packages are (the host's `PYTHON_ENV`), put on every
+program's path as PYTHONPATH does in the bwrap path; set once by `main` from argv."""
 """The program's wait status, as its spare sends it to the server."""
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -230,7 +233,7 @@ def _run_case(req: dict[str, object], fds: list[int]) -> None:
         assert isinstance(argv, list)
         sys.argv = ["/work/main.py", *argv]
         sys.path[0] = "/work"
-        sys.path.insert(1, "/opt/runtime/python")  # as PYTHONPATH does in the bwrap path
+        sys.path[1:1] = RUNTIME_PYTHON
         files = req["files"]
         assert isinstance(files, dict)
         code = _execute(str(files["main.py"]))  # also written to /work, for tracebacks
@@ -649,8 +652,10 @@ def _warm() -> None:
 
 def main() -> None:
     """Serve requests until the host closes the socket. argv: the socket's fd, how many
-    spares to keep ready, and the process name an idle spare carries."""
+    spares to keep ready, the process name an idle spare carries, and the runtime's
+    Python path (os.pathsep-separated, may be empty)."""
     sock = socket.socket(fileno=int(sys.argv[1]))
+    RUNTIME_PYTHON[:] = [path for path in sys.argv[4].split(os.pathsep) if path]
     _warm()
     # Fork nothing before the host has put us in the pool's cgroup, so that every case
     # (forked later, by a process already placed) inherits it.

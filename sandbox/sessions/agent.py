@@ -201,7 +201,8 @@ class PythonKind:
         self.capture = capture
         self.display_bytes = int(options["output_bytes"])
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-        sys.path[:0] = [WORK, "/opt/runtime/python"]  # as PYTHONPATH does in one-shot runs
+        # as PYTHONPATH does in one-shot runs
+        sys.path[:0] = [WORK, *str(options["python_path"]).split(os.pathsep)]
         self.armed = False
         signal.signal(signal.SIGALRM, self._expired)
 

@@ -120,7 +120,11 @@ class Launcher:
         self, spec: SessionSpec, channel: Channel, identity: HostIdentity | None
     ) -> Command:
         limits = spec.limits
-        options = {"output_bytes": limits.output_bytes, "database": spec.database}
+        options = {
+            "output_bytes": limits.output_bytes,
+            "database": spec.database,
+            "python_path": PYTHON_ENV["PYTHONPATH"],
+        }
         source = _agent_source()
         runtime = self.settings.runtime_dir
         agent_args = [str(channel.read_fd), str(channel.write_fd), json.dumps(options)]
