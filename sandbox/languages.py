@@ -374,7 +374,7 @@ JEST = Language(
     memory_rlimit="none",
     overhead_mb=256,
 )
-"""Jest, from the runtime (``scripts/runtime/node.txt``): the program is a test file."""
+"""Jest, from the runtime (``scripts/runtime/node/package.json``): the program is a test file."""
 
 REACT_CONFIG = json.dumps(
     {

@@ -5,8 +5,10 @@
 #   node/node_modules/  npm packages (NODE_PATH)
 #   java/*.jar          jars from Debian packages (on java's and javac's class path)
 #   manifest.json       what was installed, with versions
-# From the pinned lists in scripts/runtime/. Usage: scripts/build-runtime.sh [DIR]
-# (default /opt/referee/runtime). Re-running with unchanged lists does nothing.
+# Exactly what the locks in scripts/runtime/ name (python.lock.txt, node/package-lock.json,
+# made from the pins by scripts/runtime/relock.sh; Debian's versions for the jars).
+# Usage: scripts/build-runtime.sh [DIR] (default /opt/referee/runtime). Re-running with
+# unchanged lists does nothing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 lists="$here/runtime"
@@ -14,7 +16,8 @@ target="${1:-/opt/referee/runtime}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 
-stamp="$(cat "$lists"/*.txt | sha256sum | cut -c1-16)"
+stamp="$(cat "$lists"/*.txt "$lists"/node/package.json "$lists"/node/package-lock.json \
+    | sha256sum | cut -c1-16)"
 if [ -f "$target/manifest.json" ] && grep -q "\"lists\": \"$stamp\"" "$target/manifest.json"; then
     echo "runtime at $target is up to date"
     exit 0
@@ -38,12 +41,13 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/referee-runtime.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 # The interpreter the sandbox runs: wheels must match its version, not ours.
 PIP_ROOT_USER_ACTION=ignore /usr/bin/python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check \
-    --no-warn-script-location --only-binary=:all: --target "$work/python" \
-    -r <(packages "$lists/python.txt")
+    --no-warn-script-location --only-binary=:all: --no-deps --target "$work/python" \
+    -r <(packages "$lists/python.lock.txt")
 rm -rf "$work/python/bin"
 mkdir -p "$work/node"
-(cd "$work/node" && npm install --silent --no-audit --no-fund --no-package-lock \
-    $(packages "$lists/node.txt") >/dev/null)
+cp "$lists/node/package.json" "$lists/node/package-lock.json" "$work/node/"
+# npm ci: the lock's versions and integrity hashes, or a failure; never a fresh resolution.
+(cd "$work/node" && npm ci --silent --no-audit --no-fund >/dev/null)
 mkdir -p "$work/java"
 while read -r _ jar; do cp "/usr/share/java/$jar" "$work/java/$jar"; done \
     < <(packages "$lists/java.txt")

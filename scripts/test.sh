@@ -83,7 +83,7 @@ PYTHON="$PYTHON" bash scripts/install-tools.sh
 # SandboxFusion-compatibility tests mount.
 # Its default place, /opt/referee/runtime, is readable by the sandboxes' users wherever
 # this checkout lives.
-bash scripts/build-runtime.sh  # helm + docker-compose for tests/deploy
+bash scripts/build-runtime.sh
 
 "$PYTHON" -m ruff check .
 "$PYTHON" -m ruff format --check .

@@ -11,13 +11,16 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxSettings, SandboxStatus
+from referee.sandbox.sessions import Launcher, SessionKind, SessionSpec
 from tests.conftest import REPO
 
 from .conftest import FAST
+from .sessions.conftest import SMALL
 
 BUILT = Path(os.environ.get("REFEREE_TEST_RUNTIME_DIR", "/opt/referee/runtime"))
 """The real runtime, built by scripts/test.sh (scripts/build-runtime.sh, default place)."""
@@ -105,6 +108,18 @@ def test_linked_runs_see_the_runtime(sandbox: Sandbox) -> None:
     assert report.cases[0].stdout == "python\n", report.cases[0]
 
 
+def test_python_sessions_see_the_runtime(runtime: Path) -> None:
+    settings = SandboxSettings(backend="bwrap", runtime_dir=runtime)
+    launcher = Launcher(settings, max_file_bytes=1 << 20)
+    try:
+        session = launcher.start(SessionSpec(kind=SessionKind.PYTHON, limits=SMALL))
+        outcome = session.execute("import runtime_probe\nprint(runtime_probe.VALUE)")
+        session.close()
+    finally:
+        launcher.close()
+    assert (outcome.exit_code, outcome.stdout) == (0, "python\n"), outcome
+
+
 def test_a_missing_runtime_is_a_clear_unavailable(tmp_path: Path) -> None:
     settings = SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=tmp_path / "nothing")
     with Sandbox(settings) as sb:
@@ -173,3 +188,51 @@ def test_the_build_script_skips_an_up_to_date_runtime(built: Path, tmp_path: Pat
         check=True,
     )
     assert "up to date" in done.stdout
+
+
+LISTS = REPO / "scripts" / "runtime"
+
+
+def _pins(path: Path) -> dict[str, str]:
+    """``name==version`` lines of a pip requirements file, by canonical name."""
+    lines = [line.strip() for line in path.read_text().splitlines()]
+    pairs = [line.split("==") for line in lines if line and not line.startswith("#")]
+    return {name.lower().replace("_", "-"): version for name, version in pairs}
+
+
+def _top_level(lock: dict[str, Any]) -> dict[str, str]:
+    """The packages directly under node_modules/ in an npm lock, with their versions,
+    but for those npm skips on Linux (fsevents: ``"os": ["darwin"]``)."""
+    return {
+        key.removeprefix("node_modules/"): entry["version"]
+        for key, entry in lock["packages"].items()
+        if key.startswith("node_modules/")
+        and "/node_modules/" not in key
+        and "linux" in entry.get("os", ["linux"])
+    }
+
+
+def test_the_python_lock_holds_every_pin() -> None:
+    pins, lock = _pins(LISTS / "python.txt"), _pins(LISTS / "python.lock.txt")
+    assert {name: lock.get(name) for name in pins} == pins
+
+
+def test_the_node_lock_is_the_lock_of_the_pins() -> None:
+    declared = json.loads((LISTS / "node" / "package.json").read_text())["dependencies"]
+    lock = json.loads((LISTS / "node" / "package-lock.json").read_text())
+    assert lock["packages"][""]["dependencies"] == declared
+    top = _top_level(lock)
+    assert {name: top.get(name) for name in declared} == declared
+    # npm ci checks every tarball against its hash: no entry may go without one.
+    assert all("integrity" in entry for key, entry in lock["packages"].items() if key)
+
+
+def test_the_built_runtime_is_exactly_the_locks(built: Path) -> None:
+    manifest = json.loads((built / "manifest.json").read_text())
+    installed = dict(entry.split("==") for entry in manifest["python"])
+    assert {n.lower().replace("_", "-"): v for n, v in installed.items()} == _pins(
+        LISTS / "python.lock.txt"
+    )
+    lock = json.loads((LISTS / "node" / "package-lock.json").read_text())
+    node = dict(entry.rsplit("@", 1) for entry in manifest["node"])
+    assert node == _top_level(lock)
