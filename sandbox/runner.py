@@ -64,6 +64,7 @@ class Sandbox:
             log.warning("sandbox backend %r does NOT isolate untrusted code", self.backend.name)
         self.identities = IdentityPool(self.settings.host_uid_base, self.settings.host_uid_span)
         self._fast: ForkServer | None = None
+        self._fast_peer: ForkServer | None = None  # linked runs' peers: a uid of their own
         self._lock = threading.Lock()
         self._problem: tuple[float, str | None] | None = None
         self.fast_path_fallbacks = 0
@@ -81,15 +82,18 @@ class Sandbox:
         self.close()
 
     def resident_pids(self) -> list[int]:
-        """Host pids this sandbox keeps between runs (the fast-path server), for leak checks."""
-        return self._fast.server_pids() if self._fast is not None else []
+        """Host pids this sandbox keeps between runs (the fast-path servers), for leak checks."""
+        servers = [self._fast, self._fast_peer]
+        return [pid for server in servers if server is not None for pid in server.server_pids()]
 
     def close(self) -> None:
-        """Stop the fast-path server, if one was started."""
+        """Stop the fast-path servers, if any were started."""
         with self._lock:
-            fast, self._fast = self._fast, None
-        if fast is not None:
-            fast.close()
+            servers = [self._fast, self._fast_peer]
+            self._fast = self._fast_peer = None
+        for server in servers:
+            if server is not None:
+                server.close()
 
     def problem(self) -> str | None:
         """Why the backend cannot run anything on this host (`backends.unusable`), or None.
@@ -197,10 +201,20 @@ class Sandbox:
             )
             for p, lang, identity in zip((program, peer), langs, identities, strict=True)
         ]
+        fast = self._fast_pair(langs, limits)
+
+        def one(case: Case) -> tuple[CaseOutcome, CaseOutcome]:
+            if fast is not None and not (case.fetch or case.data_files):
+                try:
+                    return _fast_linked_case(fast, (program, peer), case, limits)
+                except SandboxFailure as exc:  # as in `run`: the case runs again in bwraps
+                    log.warning("python fast path failed (%s); re-running the linked case", exc)
+                    with self._lock:
+                        self.fast_path_fallbacks += 1
+            return self._linked_case(langs, boxes, (program, peer), case, limits)
+
         try:
-            pairs = self._map(
-                lambda case: self._linked_case(langs, boxes, (program, peer), case, limits), cases
-            )
+            pairs = self._map(one, cases)
             report.cases = [pair[0] for pair in pairs]
             report.peers = [pair[1] for pair in pairs]
         except SandboxFailure as exc:
@@ -304,7 +318,7 @@ class Sandbox:
         cases: Sequence[Case],
         limits: Limits,
     ) -> list[CaseOutcome]:
-        fast = self._fast_path(lang, program)
+        fast = self._fast_path(lang)
         argv = lang.argv(lang.run, files, limits.memory_mb)
 
         def full(case: Case) -> CaseOutcome:
@@ -331,7 +345,20 @@ class Sandbox:
 
         return self._map(one, cases)
 
-    def _fast_path(self, lang: languages.Language, program: Program) -> ForkServer | None:
+    def _fast_pair(
+        self, langs: list[languages.Language], limits: Limits
+    ) -> tuple[ForkServer, ForkServer] | None:
+        """Fast-path servers for a linked run of two python3 programs: one for programs,
+        one for peers, so that (with host identities) the two sides never share a uid."""
+        servers = [self._fast_path(lang) for lang in langs]
+        if servers[0] is None or servers[1] is None or not servers[0].fits(limits):
+            return None
+        with self._lock:
+            if self._fast_peer is None:
+                self._fast_peer = ForkServer(self.settings, self.identities)
+            return servers[0], self._fast_peer
+
+    def _fast_path(self, lang: languages.Language) -> ForkServer | None:
         if not (
             self.settings.python_fast_path
             and lang.name == "python3"
@@ -416,6 +443,26 @@ def _binds(lang: languages.Language, shared: bool, runtime: Path | None) -> dict
     if root is None:
         raise SandboxFailure("rust toolchain vanished")
     return {**binds, languages.RUST_MOUNT: root}
+
+
+def _fast_linked_case(
+    servers: tuple[ForkServer, ForkServer],
+    programs: tuple[Program, Program],
+    case: Case,
+    limits: Limits,
+) -> tuple[CaseOutcome, CaseOutcome]:
+    """One case of a linked run on the fast path: the program (no input) on the first
+    server, the peer (the case) on the second, each with its end of the channel. Raises
+    SandboxFailure when either side's server could not run its case."""
+    to_program, to_peer = os.pipe(), os.pipe()
+    channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
+    with ThreadPoolExecutor(max_workers=1) as side:
+        peer = side.submit(servers[1].execute, programs[1], case, limits, channels[1])
+        try:
+            mine = servers[0].execute(programs[0], Case(), limits, channels[0])
+        finally:
+            theirs = peer.result()
+    return outcome(mine, limits), outcome(theirs, limits)
 
 
 def _linked_commands(

@@ -1,5 +1,6 @@
 """The caller's side of the Python fast path: start the fork server in a bwrap sandbox
-once, then run each case by handing the server four fds (stdin, stdout, stderr, control).
+once, then run each case by handing the server four fds (stdin, stdout, stderr, control),
+and for one side of a linked run (`Sandbox.run_linked`) its channel's two ends as well.
 
 Output is read here, from the case's own pipes, with the same capped reader as every other
 backend; the wall limit is enforced inside the sandbox by the server, and this side adds
@@ -33,7 +34,7 @@ from importlib import resources
 from typing import IO
 
 from referee.sandbox import cgroups
-from referee.sandbox.backends.base import Execution, base_env
+from referee.sandbox.backends.base import Channel, Execution, base_env
 from referee.sandbox.backends.bwrap import isolation_args
 from referee.sandbox.identity import HostIdentity, IdentityPool, as_user
 from referee.sandbox.languages import PYTHON_ENV, RUNTIME_MOUNT
@@ -200,8 +201,21 @@ class ForkServer:
         pool = self.settings.limits
         return limits.memory_mb <= pool.memory_mb and limits.processes <= pool.processes
 
-    def execute(self, program: Program, case: Case, limits: Limits) -> Execution:
-        """Run one case of a python3 program. Raises SandboxFailure if the server breaks."""
+    def execute(
+        self, program: Program, case: Case, limits: Limits, channel: Channel | None = None
+    ) -> Execution:
+        """Run one case of a python3 program, given ``channel``'s ends if any (this call
+        owns them: they are closed here, whatever happens). Raises SandboxFailure if the
+        server breaks."""
+        try:
+            return self._execute(program, case, limits, channel)
+        finally:
+            for fd in channel.fds() if channel is not None else ():
+                os.close(fd)
+
+    def _execute(
+        self, program: Program, case: Case, limits: Limits, channel: Channel | None
+    ) -> Execution:
         files = {**program.files, **case.files, "main.py": program.source}
         request = CaseRequest(
             files=files,
@@ -221,11 +235,12 @@ class ForkServer:
         err_r, err_w = os.pipe()
         ctl, ctl_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         theirs = [stdin_r, out_w, err_w, ctl_theirs.fileno()]
+        theirs += channel.fds() if channel is not None else ()
         try:
             with self._lock:
                 sock = self._ensure()
                 if self._identity is not None:  # the case may reopen /dev/stdin & co.
-                    for fd in theirs[:3]:
+                    for fd in theirs[:3] + theirs[4:]:
                         os.fchown(fd, self._identity.uid, self._identity.gid)
                 try:
                     sock.sendmsg(

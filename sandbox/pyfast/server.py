@@ -20,7 +20,9 @@ forked from the server before its first request and never given one, forks each 
 (through a short-lived middle process, so the spare is reparented to the server, its
 namespace's init, which reaps and supervises it). Nothing of one request is ever in the
 address space of another's case. Each request on the SOCK_SEQPACKET socket FD (a JSON header plus
-four fds: stdin, stdout, stderr and a per-case control socket) goes to a spare (or to one
+four fds: stdin, stdout, stderr and a per-case control socket; six for a linked run, whose
+channel's two pipe ends the program finds at fds 3 and 4, named in ``REFEREE_CHANNEL_IN`` /
+``REFEREE_CHANNEL_OUT`` as on the bwrap path) goes to a spare (or to one
 forked on the spot), which mounts a size-limited tmpfs on /work, writes the files,
 applies rlimits, drops every capability and runs the program in this already-initialised
 interpreter (no start-up cost). One fork per case, and none of it on the request's path
@@ -38,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import json
 import os
 import resource
@@ -60,6 +63,7 @@ SYS_CAPSET = 126  # x86_64
 PR_SET_NAME = 15
 SERVER_NAME = b"referee-server"
 PROGRAM_STATUS = struct.Struct("=i")
+CASE_FDS = (4, 6)  # stdin, stdout, stderr, control; then a linked run's channel (in, out)
 RUNTIME_PYTHON: list[str] = []
 """Where the runtime's Python packages are (the host's `PYTHON_ENV`), put on every
 program's path as PYTHONPATH does in the bwrap path; set once by `main` from argv."""
@@ -145,7 +149,7 @@ def _set_name(name: bytes) -> None:
 def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     """One request: the JSON header and the fds that came with it. A message whose fds did
     not all arrive (MSG_CTRUNC) comes back with none: its fds are closed here."""
-    msg, ancdata, flags, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
+    msg, ancdata, flags, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * max(CASE_FDS)))
     fds: list[int] = []
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -174,7 +178,7 @@ def _spare(sock: socket.socket) -> None:
     msg, fds = _receive(sock)
     if not msg:
         os._exit(0)  # the server is shutting down
-    if len(fds) != 4:
+    if len(fds) not in CASE_FDS:
         os._exit(255)  # the server checks the fds; this cannot happen
     # Receipt, read by the server when the case ends: a spare killed before this line
     # never ran the program, and its death is the sandbox's failure, not the program's.
@@ -223,7 +227,13 @@ def _run_case(req: dict[str, object], fds: list[int]) -> None:
     try:
         for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
-        os.closerange(3, 1 << 16)
+        # A channel's ends go to 3 and 4, by way of copies above both (an end may be 3 or 4).
+        channel = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds[4:]]
+        for target, fd in enumerate(channel, start=3):
+            os.dup2(fd, target)
+        os.closerange(3 + len(channel), 1 << 16)
+        if channel:
+            os.environ.update(REFEREE_CHANNEL_IN="3", REFEREE_CHANNEL_OUT="4")
         os.setsid()
         # The program's own streams live as long as the process: no context manager.
         sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115
@@ -528,7 +538,7 @@ class Server:
             sock.close()
             return
         self.target = self.wanted
-        if len(fds) != 4:
+        if len(fds) not in CASE_FDS:
             for fd in fds:
                 os.close(fd)
             print(f"sandbox fast path: a request came with {len(fds)} fds", file=sys.stderr)
@@ -550,7 +560,7 @@ class Server:
             ctl.close()
             return
         finally:
-            for fd in fds[:3]:
+            for fd in fds[:3] + fds[4:]:  # the case has its copies; the control socket stays
                 os.close(fd)
         case = Running(spare, ctl, wall_s)
         self.running[case.pidfd] = case
