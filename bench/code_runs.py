@@ -2,7 +2,9 @@
 
 1. HumanEval x N samples (canonical solutions, so every item should score 1.0) scored
    through referee (`LocalScorer`: the embedded executor's ``sandbox`` pool, the bwrap
-   sandbox and its Python fast path) versus the naive trainer pattern: one fresh
+   sandbox and its Python fast path; and with the fast path off, so each item's linked
+   run is two bwraps, the path before linked runs took the fast path) versus the naive
+   trainer pattern: one fresh
    ``python`` subprocess per case with no isolation, run one at a time and with one
    thread per core.
 2. A C++ problem with 20 cases: referee compiling once and running the 20 cases versus
@@ -32,6 +34,7 @@ from referee.sandbox import Case, Limits, Program, Sandbox
 from referee.service.execution.local import LocalScorer
 from referee.service.settings import Settings
 from referee.verifiers import Item
+from referee.verifiers.engines import EngineSettings
 
 CPP = '#include <cstdio>\nint main(){long a,b;scanf("%ld %ld",&a,&b);printf("%ld\\n",a*b);}'
 
@@ -67,8 +70,10 @@ def bench_naive(items: list[Item], threads: int) -> dict[str, Any]:
     return {"wall_s": wall, "cases_per_s": len(items) / wall, "passed": sum(passed)}
 
 
-def bench_referee(items: list[Item], workers: int) -> dict[str, Any]:
-    settings = Settings(sandbox_workers=workers, cpu_workers=1, item_timeout_s=30)
+def bench_referee(items: list[Item], workers: int, fast_path: bool = True) -> dict[str, Any]:
+    engines = EngineSettings.from_env()
+    engines.sandbox = engines.sandbox.model_copy(update={"python_fast_path": fast_path})
+    settings = Settings(sandbox_workers=workers, cpu_workers=1, item_timeout_s=30, engines=engines)
     with LocalScorer(settings) as scorer:
         scorer.score(items[:workers])  # start the pool and the fast-path servers
         start = time.perf_counter()
@@ -101,11 +106,13 @@ def main() -> None:
     cores = os.cpu_count() or 1
     items = humaneval_items(args.samples)
     referee = bench_referee(items, cores)
+    bwraps = bench_referee(items, cores, fast_path=False)
     naive_seq = bench_naive(items, 1)
     naive_par = bench_naive(items, cores)
     cpp = bench_cpp(args.cpp_cases)
     rows = [
         ("referee (sandbox pool, fast path)", referee),
+        ("referee, fast path off (two bwraps an item)", bwraps),
         ("naive: subprocess per case, 1 at a time", naive_seq),
         (f"naive: subprocess per case, {cores} threads", naive_par),
     ]
