@@ -30,6 +30,7 @@ import time
 from referee.service.execution.fair_queue import ANONYMOUS, FairQueue, Ticket
 from referee.service.execution.pool_task import PoolTask, WorkerStartError, expired, finish
 from referee.service.execution.worker_slot import PoolSpec, WorkerSlot
+from referee.verifiers.builtin import PRELOADED
 from referee.verifiers.engines import EngineSettings
 from referee.verifiers.types import Item, Result, Status
 
@@ -49,7 +50,7 @@ class ProcessPool:
         self.size = size
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(
-            ["referee.verifiers.builtin", "referee.service.execution.pool_worker"]
+            ["referee.verifiers.builtin", *PRELOADED, "referee.service.execution.pool_worker"]
         )
         engines = engines or EngineSettings.from_env()
         self._spec = PoolSpec(ctx, FairQueue(size), name, memory_mb, engines)

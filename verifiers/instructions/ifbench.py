@@ -24,8 +24,6 @@ import random
 import re
 from typing import Any, Protocol
 
-import nltk
-
 from referee.verifiers.base import ItemError, ItemInvalid, NotConfigured
 
 IDS = frozenset(
@@ -75,6 +73,8 @@ def _registry() -> dict[str, Any] | None:
     missing NLTK data when imported, with no timeout: a scoring process must never wait on
     the network (a worker without egress would hang until killed, item after item), so
     the download is switched off for the import; install the data ahead (`NLTK_DATA`)."""
+    import nltk  # noqa: PLC0415 - on first use, as the checkers (`sentences` says why)
+
     download = nltk.download
     nltk.download = _no_download
     try:

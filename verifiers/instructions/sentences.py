@@ -11,6 +11,10 @@ algorithm is lm-eval's, only the model's files come from another package. Nothin
 downloaded. `write_punkt_tab` writes the same parameters as NLTK's ``punkt_tab``
 directory, for code that loads the model by name (lm-eval's checkers in the tests,
 IFBench's in the image: ``NLTK_DATA``).
+
+NLTK is imported on first use: importing any part of it imports all of it (1-2 s), which
+the gateway and the CLI, which count no sentences, should not pay at start-up. The pool
+workers' fork server imports it ahead (`referee.verifiers.builtin.PRELOADED`).
 """
 
 from __future__ import annotations
@@ -18,14 +22,19 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nltk.tokenize.destructive import NLTKWordTokenizer
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from punkt.data import english
+
+if TYPE_CHECKING:
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
 
 def english_parameters() -> PunktParameters:
     """NLTK's Punkt parameters for English (``punkt_tab/english``), built fresh."""
+    from nltk.tokenize.punkt import PunktParameters  # noqa: PLC0415 - on first use (above)
+
     params = PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES)
     params.collocations = {tuple(pair) for pair in english.COLLOCATIONS}
@@ -54,11 +63,15 @@ def write_punkt_tab(root: Path) -> Path:
 
 @functools.cache
 def _sentence_tokenizer() -> PunktSentenceTokenizer:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer  # noqa: PLC0415 - on first use
+
     return PunktSentenceTokenizer(english_parameters())
 
 
 @functools.cache
 def _word_tokenizer() -> NLTKWordTokenizer:
+    from nltk.tokenize.destructive import NLTKWordTokenizer  # noqa: PLC0415 - on first use
+
     return NLTKWordTokenizer()
 
 

@@ -1,18 +1,22 @@
 """The ``similarity`` verifier: graded text overlap (fuzzy ratio, BLEU, GLEU, METEOR,
 ROUGE-1..5 and ROUGE-L): every metric of OpenAI's ``text_similarity`` grader except
-``cosine``, which needs an embedding model (the judge's ``embedding`` mode)."""
+``cosine``, which needs an embedding model (the judge's ``embedding`` mode).
+
+NLTK (GLEU, METEOR, and rouge-score's stemmer) is imported on first use, as in
+`referee.verifiers.instructions.sentences`, which says why."""
 
 from __future__ import annotations
 
-from typing import Literal
+import functools
+from typing import TYPE_CHECKING, Literal
 
 import regex
-from nltk.translate.gleu_score import sentence_gleu
-from nltk.translate.meteor_score import meteor_score
 from pydantic import Field
 from rapidfuzz import fuzz
-from rouge_score import rouge_scorer
 from sacrebleu.metrics.bleu import BLEU
+
+if TYPE_CHECKING:
+    from rouge_score.rouge_scorer import RougeScorer
 
 from referee.verifiers.base import ItemVerifier, Outcome, Params
 from referee.verifiers.rules.normalization import Normalization
@@ -62,6 +66,17 @@ class _WordTokenizer:
         return [str(word) for word in _WORD.findall(text.lower())]
 
 
+_WORDS = _WordTokenizer()
+
+
+@functools.cache
+def _rouge() -> RougeScorer:
+    """The ROUGE scorer, built once (it holds no per-call state)."""
+    from rouge_score.rouge_scorer import RougeScorer  # noqa: PLC0415 - on first use (above)
+
+    return RougeScorer(list(_ROUGE.values()), tokenizer=_WORDS)
+
+
 class SimilarityVerifier(ItemVerifier[SimilarityParams]):
     """Reward in [0, 1]: how close the response is to the reference, by ``metric``.
 
@@ -83,8 +98,6 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
 
     def __init__(self) -> None:
         self._bleu = BLEU(effective_order=True)
-        self._words = _WordTokenizer()
-        self._rouge = rouge_scorer.RougeScorer(list(_ROUGE.values()), tokenizer=self._words)
 
     def check(self, item: Item, params: SimilarityParams) -> Outcome:
         norm = params.normalize
@@ -101,7 +114,7 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
             raw = self._bleu.sentence_score(response, references).score / 100.0
         elif metric in _ROUGE:
             kind = _ROUGE[metric]
-            raw = max(self._rouge.score(ref, response)[kind].fmeasure for ref in references)
+            raw = max(_rouge().score(ref, response)[kind].fmeasure for ref in references)
         elif metric in ("gleu", "meteor"):
             raw = self._word_metric(metric, response, references)
         else:
@@ -110,8 +123,11 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
         return min(max(float(raw), 0.0), 1.0)
 
     def _word_metric(self, metric: Metric, response: str, references: list[str]) -> float:
-        hypothesis = self._words.tokenize(response)
-        refs = [self._words.tokenize(ref) for ref in references]
+        from nltk.translate.gleu_score import sentence_gleu  # noqa: PLC0415 - on first use
+        from nltk.translate.meteor_score import meteor_score  # noqa: PLC0415 - on first use
+
+        hypothesis = _WORDS.tokenize(response)
+        refs = [_WORDS.tokenize(ref) for ref in references]
         if metric == "gleu":
             return float(max(sentence_gleu([ref], hypothesis) for ref in refs))
         return float(meteor_score(refs, hypothesis, wordnet=_NO_SYNONYMS))
