@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -141,10 +142,10 @@ def make_cluster(tmp_path: Path, **env: str) -> Cluster:
     return cluster
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    """Redis + gateway + one cpu worker; tests add more as they need."""
-    c = make_cluster(tmp_path)
+@contextlib.contextmanager
+def running_cluster(workdir: Path) -> Iterator[Cluster]:
+    """Redis + gateway + one cpu worker, stopped on the way out."""
+    c = make_cluster(workdir)
     try:
         c.start_gateway()
         c.start_worker()
@@ -152,3 +153,10 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
         yield c
     finally:
         c.stop_all()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A cluster of the test's own (`running_cluster`); tests add more as they need."""
+    with running_cluster(tmp_path) as c:
+        yield c

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +14,19 @@ import orjson
 import pytest
 
 from referee.service.client import Client, RefereeError
-from tests.service.distributed.conftest import Cluster, make_cluster
+from tests.conftest import REPO
+from tests.service.distributed.conftest import Cluster, make_cluster, running_cluster
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One cluster shared by this module's tests that leave it as they found it (each
+    works on its own items and jobs; a cluster's start costs seconds of CPU). Tests that
+    stop a part or need other settings make their own with `make_cluster`."""
+    with running_cluster(tmp_path_factory.mktemp("cluster")) as c:
+        yield c
 
 
 def score(url: str, items: list[dict[str, Any]], **body: Any) -> httpx.Response:
@@ -164,11 +177,6 @@ def test_cancel_stops_a_job_and_keeps_alignment(cluster: Cluster, tmp_path: Path
 
 
 def test_cli_uses_a_job_for_large_files(cluster: Cluster, tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-
     source = write_items(tmp_path / "items.jsonl", 1200)
     out = tmp_path / "out.jsonl"
     done = subprocess.run(
