@@ -22,6 +22,10 @@ def _slow(seconds: float, count: int) -> list[dict[str, object]]:
 
 
 TRIVIAL = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
+PROMPT_S = 1.5
+"""How soon a trivial request must be answered while 3 s items, started a second before,
+hold every worker: stuck behind them it would wait 2 s or more; answered fairly, a
+fraction of a second (1.03 s seen under the full suite on a slow 2-core machine)."""
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +65,7 @@ def _timed(url: str, key: str) -> float:
 def test_another_keys_trivial_item_is_answered_within_a_second(server: str) -> None:
     flood = _flood(server, ALPHA, {"items": _slow(3.0, 12), "deadline_s": 60}, 2.5)
     time.sleep(1.0)  # the flood holds both workers now
-    assert _timed(server, BETA) < 1.0
+    assert _timed(server, BETA) < PROMPT_S
     flood.join()
 
 
@@ -89,7 +93,7 @@ def test_a_batch_job_waits_for_interactive_requests(server: str) -> None:
     )
     assert job.status_code == 202
     time.sleep(1.0)  # the job's items hold both workers now
-    assert _timed(server, ALPHA) < 1.0  # the same key: its interactive work goes first
+    assert _timed(server, ALPHA) < PROMPT_S  # the same key: its interactive work goes first
     httpx.delete(
         f"{server}/v1/jobs/{job.json()['id']}", headers={"Authorization": f"Bearer {ALPHA}"}
     )
