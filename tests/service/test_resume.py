@@ -81,7 +81,7 @@ def test_an_output_of_another_input_is_refused_untouched(tmp_path: Path) -> None
 
 
 def test_killed_twice_the_run_still_has_every_line_once(tmp_path: Path) -> None:
-    items = write_items(tmp_path / "items.jsonl", 30_000)
+    items = write_items(tmp_path / "items.jsonl", 12_000)  # 2 MB of results: killed well before
     whole, out = tmp_path / "whole.jsonl", tmp_path / "out.jsonl"
     assert referee("score", str(items), "-o", str(whole)).returncode == 0
     command = [sys.executable, "-m", "referee.service", "score", str(items), "-o", str(out)]
