@@ -208,9 +208,7 @@ class Sandbox:
                 try:
                     return _fast_linked_case(fast, (program, peer), case, limits)
                 except SandboxFailure as exc:  # as in `run`: the case runs again in bwraps
-                    log.warning("python fast path failed (%s); re-running the linked case", exc)
-                    with self._lock:
-                        self.fast_path_fallbacks += 1
+                    self._fell_back(exc)
             return self._linked_case(langs, boxes, (program, peer), case, limits)
 
         try:
@@ -338,12 +336,16 @@ class Sandbox:
                 # died, e.g. an OOM kill in the shared pool cgroup, or could not fork under
                 # a concurrent case's fork bomb), the case runs again in a bwrap of its
                 # own, which also reports the right status for what the case did.
-                log.warning("python fast path failed (%s); re-running the case in bwrap", exc)
-                with self._lock:
-                    self.fast_path_fallbacks += 1
+                self._fell_back(exc)
                 return full(case)
 
         return self._map(one, cases)
+
+    def _fell_back(self, failure: SandboxFailure) -> None:
+        """Say and count that the fast path could not run a case (it runs again in bwrap)."""
+        log.warning("python fast path failed (%s); re-running the case in bwrap", failure)
+        with self._lock:
+            self.fast_path_fallbacks += 1
 
     def _fast_pair(
         self, langs: list[languages.Language], limits: Limits
