@@ -21,6 +21,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ALPHA, BETA = "alpha", "beta"
 SLOW = {"verifier": "slow", "response": "x", "params": {"seconds": 3.0}}
 TRIVIAL = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
+JOB_ITEM = {"verifier": "slow", "response": "x", "params": {"seconds": 6.0}}
+"""A batch job's item: long enough that a request stuck behind the job's first items
+waits 4.5 s or more, far from the 2.5 s it is given (1.00 s seen under the full suite)."""
 
 
 @pytest.fixture(scope="module")
@@ -76,14 +79,14 @@ def test_another_keys_trivial_item_is_answered_within_a_second(keyed: Cluster) -
 
 
 def test_interactive_requests_go_before_a_batch_job(keyed: Cluster, tmp_path: Path) -> None:
-    lines = b"\n".join(orjson.dumps({**SLOW, "id": str(i)}) for i in range(40))
+    lines = b"\n".join(orjson.dumps({**JOB_ITEM, "id": str(i)}) for i in range(40))
     headers = {"Authorization": f"Bearer {ALPHA}", "Content-Type": "application/x-ndjson"}
     job = httpx.post(f"{keyed.url}/v1/jobs", content=lines, headers=headers, timeout=30)
     assert job.status_code == 202
     try:
         time.sleep(1.5)  # the job's chunks hold the worker's processes now
-        assert _timed(keyed.url, ALPHA) < 1.0  # even the job's own key
-        assert _timed(keyed.url, BETA) < 1.0
+        assert _timed(keyed.url, ALPHA) < 2.5  # even the job's own key
+        assert _timed(keyed.url, BETA) < 2.5
     finally:
         httpx.delete(f"{keyed.url}/v1/jobs/{job.json()['id']}", headers=headers, timeout=30)
 
