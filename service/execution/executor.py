@@ -69,7 +69,7 @@ class EmbeddedExecutor:
             ),
         }
         self._started: set[Pool] = set()
-        self._lock = asyncio.Lock()
+        self._starting: dict[Pool, asyncio.Task[None]] = {}
 
     async def start(self) -> None:
         await self._ensure(Pool.CPU)
@@ -122,10 +122,21 @@ class EmbeddedExecutor:
         return report
 
     async def _ensure(self, pool: Pool) -> None:
-        async with self._lock:
-            if pool not in self._started:
-                await asyncio.to_thread(self._pools[pool].start)
-                self._started.add(pool)
+        """Start ``pool`` once. The start runs as a task of its own, shielded: a request
+        cancelled while it waits (its client hung up) must not leave a pool started but
+        unrecorded, which the next request started again (every one then failed). A
+        start that failed is tried again by the next request."""
+        if pool in self._started:
+            return
+        task = self._starting.get(pool)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            task = asyncio.ensure_future(self._start(pool))
+            self._starting[pool] = task
+        await asyncio.shield(task)
+
+    async def _start(self, pool: Pool) -> None:
+        await asyncio.to_thread(self._pools[pool].start)
+        self._started.add(pool)
 
     async def _run_inline(
         self, items: list[Item], item_timeout: float, deadline: float
