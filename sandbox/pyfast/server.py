@@ -63,11 +63,11 @@ SYS_CAPSET = 126  # x86_64
 PR_SET_NAME = 15
 SERVER_NAME = b"referee-server"
 PROGRAM_STATUS = struct.Struct("=i")
+"""The program's wait status, as its spare sends it to the server."""
 CASE_FDS = (4, 6)  # stdin, stdout, stderr, control; then a linked run's channel (in, out)
 RUNTIME_PYTHON: list[str] = []
 """Where the runtime's Python packages are (the host's `PYTHON_ENV`), put on every
 program's path as PYTHONPATH does in the bwrap path; set once by `main` from argv."""
-"""The program's wait status, as its spare sends it to the server."""
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 libc = ctypes.CDLL(None, use_errno=True)
