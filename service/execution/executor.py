@@ -75,6 +75,9 @@ class EmbeddedExecutor:
         await self._ensure(Pool.CPU)
 
     async def close(self) -> None:
+        # A start still running would finish after this and leave its workers behind.
+        await asyncio.gather(*self._starting.values(), return_exceptions=True)
+        self._starting.clear()
         for pool in list(self._started):
             await asyncio.to_thread(self._pools[pool].close)
         self._started.clear()
