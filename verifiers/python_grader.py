@@ -87,7 +87,7 @@ def sample_of(text: str) -> dict[str, Any]:
     """The ``sample`` argument: the output text, and its JSON when it parses."""
     try:
         parsed: Any = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # the response's text: it may be anything
         parsed = None
     return {"output_text": text, "output_json": parsed}
 
@@ -98,7 +98,7 @@ def _score(stdout: str) -> float | None:
         return None
     try:
         value = json.loads(tail.strip())
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None

@@ -135,12 +135,14 @@ def returned_value(stdout: str) -> tuple[bool, object, str | None]:
         if line.startswith(RESULT_MARK):
             try:
                 return True, json.loads(line[len(RESULT_MARK) :]), None
-            except ValueError:
+            # the program can print the mark itself: a line nested past what the reader
+            # takes is no return value (the case fails), never the item's fault
+            except (ValueError, RecursionError):
                 return False, None, None
         if line.startswith(UNSUPPORTED_MARK):
             try:
                 report = json.loads(line[len(UNSUPPORTED_MARK) :])
-            except ValueError:
+            except (ValueError, RecursionError):
                 return False, None, None
             eq = "custom_eq" if isinstance(report, dict) and report.get("custom_eq") else ""
             return True, None, eq or "custom_type"

@@ -230,7 +230,7 @@ def _json(text: str, _: NoKwargs) -> bool:
     body = body.removesuffix("```").strip()
     try:
         json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # what Python's reader cannot read is not JSON here
         return False
     return True
 

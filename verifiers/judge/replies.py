@@ -99,7 +99,7 @@ def _json_candidates(text: str) -> Iterator[Any]:
     sources = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
     for source in sources:
         for variant in (source, _TRAILING_COMMA.sub(r"\1", source)):
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 yield json.loads(variant)
     for variant in (text, _TRAILING_COMMA.sub(r"\1", text)):
         for match in re.finditer(r"[{\[]", variant):
@@ -107,6 +107,8 @@ def _json_candidates(text: str) -> Iterator[Any]:
                 yield _DECODER.raw_decode(variant, match.start())[0]
             except ValueError:
                 continue
+            except RecursionError:  # nested past what the reader takes: no verdict in it
+                break
 
 
 def _values(obj: Any, spec: ReplySpec) -> dict[str, tuple[Any, str]]:

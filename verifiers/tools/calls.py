@@ -102,7 +102,7 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     if fmt in ("auto", "json") and stripped[0] in "[{" and not looks_python:
         try:
             value = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past what Python's reader takes
             if fmt == "json":
                 raise Unparsable("not a JSON call or list of calls", attempted=False) from None
         else:
@@ -124,6 +124,8 @@ def _json(text: str, where: str) -> object:
         return json.loads(text)
     except ValueError as exc:
         raise Unparsable(f"{where}: not JSON ({exc})") from None
+    except RecursionError:
+        raise Unparsable(f"{where}: JSON nested too deeply to read") from None
 
 
 def _json_calls(value: object) -> list[Call] | None:
@@ -166,7 +168,9 @@ def _python_calls(text: str, strict: bool) -> list[Call] | None:
         return [Call(*call) for call in quick]
     try:
         nodes = list(_call_nodes(text))
-    except (SyntaxError, ValueError, RecursionError):
+    # CPython's parser reports its own stack overflowing (long runs of names or unary
+    # operators, not only deep brackets) as MemoryError: a text it cannot read.
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         if strict:
             raise Unparsable("not Python call syntax", attempted=False) from None
         return None

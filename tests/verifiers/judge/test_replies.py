@@ -100,6 +100,28 @@ def test_unparsable_implicit_replies(text: str) -> None:
         parse_reply(text, IMPLICIT)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[" * 30_000, None),
+        ('{"a":' * 30_000, None),
+        ("[" * 5_000 + "]" * 5_000, None),
+        ("[" * 30_000 + '\n{"reason": "a", "score": 7}', 7.0),
+    ],
+    ids=["unclosed brackets", "unclosed objects", "closed brackets", "then a verdict"],
+)
+def test_replies_nested_past_the_reader_are_unparsable_or_read(
+    text: str, expected: float | None
+) -> None:
+    """A judge can be led to write anything: nesting past what Python's JSON reader takes
+    is no verdict (a re-ask), never a RecursionError that made the item ``invalid``."""
+    if expected is None:
+        with pytest.raises(ReplyUnparsable):
+            parse_reply(text, IMPLICIT)
+    else:
+        assert parse_reply(text, IMPLICIT)["score"].value == expected
+
+
 def test_value_offsets_point_at_the_score() -> None:
     text = (
         '{"criteria": [{"id": "clear", "reason": "tone is ok", "score": 1},'
