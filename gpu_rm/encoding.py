@@ -10,8 +10,11 @@ Truncation policy when prompt + response exceed ``max_length`` tokens:
 - ``keep_start``: drop tokens from the end (what ``truncation=True`` does in Transformers);
 - ``reject``: the item is invalid (``too_long``).
 Truncation is reported in the item's details. Untrusted text: lone surrogates and other
-text that cannot be encoded are rejected naming the field, never passed to the tokenizer;
-a response that spells one of the model's special tokens is rejected too (``special_token``).
+text that cannot be encoded are rejected naming the field, never passed to the tokenizer.
+A response (the policy's output) never writes conversation structure, yet it is scored:
+special-token strings at its end are the generation's stop token (OpenRLHF's decoded
+queries keep it) and are dropped; any other is read as plain text, broken by a word joiner
+(U+2060) so the tokenizer cannot match it, and flagged ``special_token`` (`admit`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,30 @@ class Encoded:
 
 
 Turn = dict[str, str]
+WORD_JOINER = "\u2060"
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A policy's text as `ChatEncoder.admit` lets it be scored: ``stop_tokens`` special
+    tokens dropped from its end, ``as_text`` distinct special tokens inside it read as text."""
+
+    text: str
+    stop_tokens: int = 0
+    as_text: int = 0
+
+    def report(self, details: dict[str, Any]) -> None:
+        """Say in an item's ``details`` what was done: the stop tokens dropped, and a
+        ``special_token`` flag for special tokens read as text (a response that spells
+        them is trying to write structure; the reward is what the text earned)."""
+        if self.stop_tokens:
+            details["stop_tokens_dropped"] = (
+                details.get("stop_tokens_dropped", 0) + self.stop_tokens
+            )
+        if self.as_text:
+            flags = details.setdefault("flags", [])
+            if "special_token" not in flags:
+                flags.append("special_token")
 
 
 class ChatEncoder:
@@ -69,24 +96,28 @@ class ChatEncoder:
         self._bos: int | None = tokenizer.bos_token_id
         self._unk: int | None = tokenizer.unk_token_id
         self.specials = special_strings(tokenizer)
+        self._longest_first = sorted(self.specials, key=len, reverse=True)
 
     def encode(self, prompt: list[Turn], response: list[Turn], truncation: Truncation) -> Encoded:
         """Encode one item; raises `Rejected` for empty or unencodable text or, under
         ``reject``, for an over-long item."""
+        for turn in prompt:
+            self.check("prompt", turn["content"])
+        admitted = [self.admit("response", turn["content"]) for turn in response]
+        response = [{**t, "content": a.text} for t, a in zip(response, admitted, strict=True)]
         if not any(turn["content"].strip() for turn in response):
             raise Rejected("empty_response", "response: is empty")
-        for name, turns in (("prompt", prompt), ("response", response)):
-            for turn in turns:
-                self.check(name, turn["content"], untrusted=name == "response")
         ids, _ = self.tokenize(self.render(prompt + response))
         details = self.describe(ids)
+        for found in admitted:
+            found.report(details)
         ids, _ = self.truncate(ids, truncation, details)
         return Encoded(ids=ids, share_key=self.render(prompt) if prompt else "", details=details)
 
-    def check(self, field_name: str, text: str, untrusted: bool) -> None:
-        """Raise `Rejected` for text that cannot be encoded or, when ``untrusted`` (a
-        policy's output), that spells a special token: tokenised, it would be that token,
-        and a response could close its own turn and write the verdict after it."""
+    def check(self, field_name: str, text: str, untrusted: bool = False) -> None:
+        """Raise `Rejected` for text that cannot be encoded or, when ``untrusted`` (text
+        whose tokens are reported one by one, such as a log-prob continuation, where a
+        changed text would be a changed answer), that spells a special token."""
         _check_encodable(field_name, text)
         if not untrusted:
             return
@@ -95,8 +126,31 @@ class ChatEncoder:
                 raise Rejected(
                     "special_token",
                     f"{field_name}: contains the model's special token {special!r} "
-                    "(it would be read as conversation structure, not as text)",
+                    "(send token ids to score special tokens)",
                 )
+
+    def admit(self, field_name: str, text: str) -> Admitted:
+        """A policy's ``text`` as it is scored: `Rejected` when it cannot be encoded;
+        special-token strings at its end (the generation's stop token) dropped; any other
+        broken by a word joiner after its first character, so that it is read as text
+        and never as conversation structure (a response closing its own turn to write
+        the verdict after it). A special token of one character cannot be broken: then
+        `Rejected` (``special_token``)."""
+        _check_encodable(field_name, text)
+        stripped = 0
+        while end := next((s for s in self._longest_first if text.rstrip().endswith(s)), None):
+            text, stripped = text.rstrip()[: -len(end)], stripped + 1
+        found = [special for special in self._longest_first if special in text]
+        for special in found:
+            text = text.replace(special, special[0] + WORD_JOINER + special[1:])
+        left = next((special for special in self.specials if special in text), None)
+        if left is not None:
+            raise Rejected(
+                "special_token",
+                f"{field_name}: contains the model's special token {left!r}, which cannot "
+                "be read as text",
+            )
+        return Admitted(text, stripped, len(found))
 
     def render(self, turns: list[Turn], generation_prompt: bool = False) -> str:
         """The chat template applied to ``turns`` (joined by blank lines without one)."""

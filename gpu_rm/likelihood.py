@@ -42,19 +42,22 @@ class LikelihoodEncoder:
         debias: bool,
     ) -> list[Encoded]:
         """The reasoning's sequence, and the bare one when ``debias``; `Rejected` for an
-        empty reference or response, a response with no answer to replace, a special
-        token in the response, or a truncation that would cut the reference."""
+        empty reference or response, a response with no answer to replace, or a
+        truncation that would cut the reference (special tokens in the response are read
+        as text: `ChatEncoder.admit`)."""
         if not reference.strip():
             raise Rejected("empty_reference", "reference: is empty")
+        for turn in prompt:
+            self.chat.check("prompt", turn["content"])
+        admitted = self.chat.admit("response", response)
+        response = admitted.text
         if not response.strip():
             raise Rejected("empty_response", "response: is empty")
-        for turn in prompt:
-            self.chat.check("prompt", turn["content"], untrusted=False)
-        self.chat.check("response", response, untrusted=True)
-        self.chat.check("reference", reference, untrusted=False)
+        self.chat.check("reference", reference)
         placed = place_reference(response, reference, *placement)
         found = [self._span(prompt, placed.text, placed.start, placed.end, truncation)]
         found[0].details["replaced_answer"] = placed.answer[:200]
+        admitted.report(found[0].details)
         if debias:
             end = placed.bare_start + len(reference)
             found.append(self._span(prompt, placed.bare, placed.bare_start, end, truncation))
@@ -83,11 +86,11 @@ class LikelihoodEncoder:
             raise Rejected("empty_response", "continuation: is empty")
         self.chat.check("continuation", continuation, untrusted=True)
         if isinstance(prompt, str):
-            self.chat.check("prompt", prompt, untrusted=False)
+            self.chat.check("prompt", prompt)
             head = prompt
         else:
             for turn in prompt:
-                self.chat.check("prompt", turn["content"], untrusted=False)
+                self.chat.check("prompt", turn["content"])
             head = self.chat.render(prompt, generation_prompt=True)
         text = head + continuation
         ids, spans = self.chat.tokenize(text, spans=True)

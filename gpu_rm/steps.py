@@ -43,17 +43,18 @@ class StepEncoder:
         self, prompt: list[Turn], response: str, separator: str, truncation: Truncation
     ) -> Encoded:
         """Encode one item; `Rejected` for an empty response, more than `MAX_STEPS`
-        steps, a special token in the response, merged step ends, or a truncation that
-        would cut a step away; `ModelMisconfigured` when the model cannot read steps."""
+        steps, merged step ends, or a truncation that would cut a step away (special
+        tokens in the response are read as text: `ChatEncoder.admit`; a written step tag
+        adds no step); `ModelMisconfigured` when the model cannot read steps."""
         if self.head == "lm" and self.verdict is None:
             raise ModelMisconfigured(
                 "steps.positive_tokens / steps.negative_tokens: no single token of this "
                 "model's vocabulary on one side (REFEREE_RM_MODELS)"
             )
         for turn in prompt:
-            self.chat.check("prompt", turn["content"], untrusted=False)
-        self.chat.check("response", response, untrusted=True)
-        steps = self.split(response, separator)
+            self.chat.check("prompt", turn["content"])
+        admitted = self.chat.admit("response", response)
+        steps = self.split(admitted.text, separator)
         if not steps:
             raise Rejected("empty_response", "response: has no non-blank step")
         if len(steps) > MAX_STEPS:
@@ -72,6 +73,7 @@ class StepEncoder:
             raise Rejected("steps_merge", "response: two steps end inside one token "
                            "(configure a step tag for this model)")  # fmt: skip
         details = {**self.chat.describe(ids), "steps": len(steps)}
+        admitted.report(details)
         ids, offsets = self.chat.truncate(ids, truncation, details, offsets)
         candidates = self.verdict.candidates if self.verdict is not None else ()
         return Encoded(ids, self.chat.render(prompt) if prompt else "", details, offsets,
