@@ -37,6 +37,17 @@ class Rejected(Exception):
         self.message = message
 
 
+class Unearned(Exception):
+    """The response earns nothing a model could read: no step to score, no answer to put
+    the reference in. Not the client's fault: the verifier answers ``ok`` with its
+    reward's floor, flagged ``code``, where the reward has a floor (else ``invalid``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 @dataclass
 class Encoded:
     """Token ids ready to pack; ``share_key`` is the prompt (items with equal prompts may
@@ -99,14 +110,13 @@ class ChatEncoder:
         self._longest_first = sorted(self.specials, key=len, reverse=True)
 
     def encode(self, prompt: list[Turn], response: list[Turn], truncation: Truncation) -> Encoded:
-        """Encode one item; raises `Rejected` for empty or unencodable text or, under
-        ``reject``, for an over-long item."""
+        """Encode one item; raises `Rejected` for unencodable text or, under ``reject``,
+        for an over-long item."""
         for turn in prompt:
             self.check("prompt", turn["content"])
         admitted = [self.admit("response", turn["content"]) for turn in response]
+        # an empty response is scored as the model sees it: an empty turn
         response = [{**t, "content": a.text} for t, a in zip(response, admitted, strict=True)]
-        if not any(turn["content"].strip() for turn in response):
-            raise Rejected("empty_response", "response: is empty")
         ids, _ = self.tokenize(self.render(prompt + response))
         details = self.describe(ids)
         for found in admitted:

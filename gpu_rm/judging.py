@@ -60,11 +60,11 @@ class JudgeEncoder:
         truncation: Truncation,
     ) -> Encoded:
         """Encode ``texts`` (``prompt``, ``response`` and, when given, ``reference``).
-        Raises `Rejected` for an empty or unencodable response, a template missing a
-        placeholder the mode needs, or an over-long item under ``reject`` (no policy may
-        cut the verdict position). Special tokens in text the policy wrote (the response;
-        the reference too when pairwise, where it is the other response) are read as
-        text (`ChatEncoder.admit`)."""
+        Raises `Rejected` for unencodable text, an empty ``reference`` when pairwise, a
+        template missing a placeholder the mode needs, or an over-long item under
+        ``reject`` (no policy may cut the verdict position). An empty response is judged.
+        Special tokens in text the policy wrote (the response; the reference too when
+        pairwise, where it is the other response) are read as text (`ChatEncoder.admit`)."""
         verdict = self.verdicts[mode]
         if verdict is None:
             raise Rejected("unsupported_mode", f"params.mode: this model's vocabulary cannot "
@@ -74,16 +74,15 @@ class JudgeEncoder:
         for name in needed:
             if "{" + name + "}" not in chosen:
                 raise Rejected("invalid_params", f"params.template: has no {{{name}}}")
-            if not texts.get(name, "").strip():
-                raise Rejected(f"empty_{name}", f"{name}: is empty")
+            if name == "reference" and not texts.get(name, "").strip():
+                raise Rejected("empty_reference", "reference: is empty")
         admitted = [self.chat.admit(name, texts[name]) for name in needed]
         for name, text in texts.items():
             if name not in needed:
                 self.chat.check(name, text)
         texts = {**texts, **{name: a.text for name, a in zip(needed, admitted, strict=True)}}
-        for name in needed:
-            if not texts[name].strip():
-                raise Rejected(f"empty_{name}", f"{name}: is empty")
+        if "reference" in needed and not texts["reference"].strip():
+            raise Rejected("empty_reference", "reference: is empty")
         filled = fill(chosen, {"prompt": "", "reference": "", **texts})
         rendered = self.chat.render([{"role": "user", "content": filled}], generation_prompt=True)
         ids, _ = self.chat.tokenize(rendered)

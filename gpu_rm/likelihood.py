@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from referee.gpu_rm.encoding import ChatEncoder, Encoded, Rejected, Truncation, Turn
+from referee.gpu_rm.encoding import ChatEncoder, Encoded, Rejected, Truncation, Turn, Unearned
 from referee.gpu_rm.errors import ModelMisconfigured
 from referee.gpu_rm.spans import Placement, place_reference, tokens_of_span
 
@@ -41,10 +41,10 @@ class LikelihoodEncoder:
         truncation: Truncation,
         debias: bool,
     ) -> list[Encoded]:
-        """The reasoning's sequence, and the bare one when ``debias``; `Rejected` for an
-        empty reference or response, a response with no answer to replace, or a
-        truncation that would cut the reference (special tokens in the response are read
-        as text: `ChatEncoder.admit`)."""
+        """The reasoning's sequence, and the bare one when ``debias``; `Unearned` for an
+        empty response or one with no answer to replace; `Rejected` for an empty
+        reference or a truncation that would cut the reference (special tokens in the
+        response are read as text: `ChatEncoder.admit`)."""
         if not reference.strip():
             raise Rejected("empty_reference", "reference: is empty")
         for turn in prompt:
@@ -52,7 +52,7 @@ class LikelihoodEncoder:
         admitted = self.chat.admit("response", response)
         response = admitted.text
         if not response.strip():
-            raise Rejected("empty_response", "response: is empty")
+            raise Unearned("empty_response", "response: is empty")
         self.chat.check("reference", reference)
         placed = place_reference(response, reference, *placement)
         found = [self._span(prompt, placed.text, placed.start, placed.end, truncation)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from referee.gpu_rm.encoding import Rejected
+from referee.gpu_rm.encoding import Rejected, Unearned
 
 Placement = Literal["boxed", "answer_tag", "append"]
 _BOX = "\\boxed{"
@@ -35,7 +35,7 @@ class Placed:
 
 
 def place_reference(response: str, reference: str, how: Placement, template: str) -> Placed:
-    """The response with ``reference`` placed ``how``; `Rejected` naming the response
+    """The response with ``reference`` placed ``how``; `Unearned` naming the response
     when it has no answer to replace."""
     if how == "append":
         prefix = response + template
@@ -45,7 +45,7 @@ def place_reference(response: str, reference: str, how: Placement, template: str
     if how == "boxed":
         start = response.rfind(_BOX)
         if start < 0:
-            raise Rejected("answer_not_found", "response: has no \\boxed{} to put the reference in")
+            raise Unearned("answer_not_found", "response: has no \\boxed{} to put the reference in")
         inner = start + len(_BOX)
         end = _closing_brace(response, inner)
         opener, closer = _BOX, "}"
@@ -54,7 +54,7 @@ def place_reference(response: str, reference: str, how: Placement, template: str
         start = response.rfind(opener)
         end = response.find(closer, start + len(opener)) if start >= 0 else -1
         if start < 0 or end < 0:
-            raise Rejected("answer_not_found", "response: has no <answer>...</answer> to put "
+            raise Unearned("answer_not_found", "response: has no <answer>...</answer> to put "
                            "the reference in")  # fmt: skip
         inner = start + len(opener)
     text = response[:inner] + reference + response[end:]
@@ -72,7 +72,7 @@ def _closing_brace(text: str, inner: int) -> int:
             depth -= 1
             if depth == 0:
                 return index
-    raise Rejected("answer_not_found", "response: its last \\boxed{ is never closed")
+    raise Unearned("answer_not_found", "response: its last \\boxed{ is never closed")
 
 
 @dataclass(frozen=True)

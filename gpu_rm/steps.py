@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 
-from referee.gpu_rm.encoding import ChatEncoder, Encoded, Rejected, Truncation, Turn
+from referee.gpu_rm.encoding import ChatEncoder, Encoded, Rejected, Truncation, Turn, Unearned
 from referee.gpu_rm.errors import ModelMisconfigured
 from referee.gpu_rm.settings import HeadKind, StepSpec
 from referee.gpu_rm.verdict import Verdict, verdict_of
@@ -42,10 +42,11 @@ class StepEncoder:
     def encode(
         self, prompt: list[Turn], response: str, separator: str, truncation: Truncation
     ) -> Encoded:
-        """Encode one item; `Rejected` for an empty response, more than `MAX_STEPS`
-        steps, merged step ends, or a truncation that would cut a step away (special
-        tokens in the response are read as text: `ChatEncoder.admit`; a written step tag
-        adds no step); `ModelMisconfigured` when the model cannot read steps."""
+        """Encode one item; `Unearned` for a response without a step; `Rejected` for more
+        than `MAX_STEPS` steps, merged step ends, or a truncation that would cut a step
+        away (special tokens in the response are read as text: `ChatEncoder.admit`; a
+        written step tag adds no step); `ModelMisconfigured` when the model cannot read
+        steps."""
         if self.head == "lm" and self.verdict is None:
             raise ModelMisconfigured(
                 "steps.positive_tokens / steps.negative_tokens: no single token of this "
@@ -56,7 +57,7 @@ class StepEncoder:
         admitted = self.chat.admit("response", response)
         steps = self.split(admitted.text, separator)
         if not steps:
-            raise Rejected("empty_response", "response: has no non-blank step")
+            raise Unearned("no_steps", "response: has no non-blank step")
         if len(steps) > MAX_STEPS:
             raise Rejected("too_many_steps", f"response: {len(steps)} steps (at most {MAX_STEPS})")
         built = self.spec.joiner.join(step + self.spec.tag for step in steps)

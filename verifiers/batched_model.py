@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field, ValidationError
 
 from referee.gpu_rm.batcher import DeadlineExpired, Scored
-from referee.gpu_rm.encoding import Encoded, Rejected, Truncation, Turn
+from referee.gpu_rm.encoding import Encoded, Rejected, Truncation, Turn, Unearned
 from referee.gpu_rm.errors import RewardModelError, UnknownModel
 from referee.gpu_rm.registry import ModelRegistry, ServedModel
 from referee.gpu_rm.settings import HeadKind, RMSettings
@@ -160,6 +160,19 @@ class BatchedModelVerifier:
         """The ``ok`` result of an item read once."""
         raise NotImplementedError
 
+    def floor(self, params: Any) -> float | None:
+        """The lowest reward, earned by a response a model has nothing to read in
+        (`Unearned`); None when the reward has no floor (the item is then ``invalid``)."""
+        return None
+
+    def unearned(self, failure: Unearned, params: Any) -> Result:
+        """The result of a response with nothing to read: ``ok`` at `floor`, flagged."""
+        floor = self.floor(params)
+        if floor is None:
+            return Result.failed(Status.INVALID, failure.code, failure.message)
+        details = {"flags": [failure.code], "reason": failure.message}
+        return Result(status=Status.OK, reward=floor, details=details)
+
     def interpret_all(
         self, submitted: list[Submission], scored: list[Scored], params: Any
     ) -> Result:
@@ -242,6 +255,8 @@ class BatchedModelVerifier:
                 out.append((index, self.submissions(served, item, params), params))
             except Rejected as exc:
                 out.append((index, Result.failed(Status.INVALID, exc.code, exc.message), params))
+            except Unearned as exc:
+                out.append((index, self.unearned(exc, params), params))
             except RewardModelError as exc:  # a companion model that cannot load, say
                 out.append((index, Result.failed(Status.ERROR, exc.code, exc.message), params))
         return out

@@ -5,7 +5,8 @@ its end (`gpu_rm.steps`): a token-classification model (``head: token``) gives
 P(positive label) there, a causal LM (``head: lm``) P(positive | positive or negative
 tokens). Every step's score is a component (``step_1``...); the reward aggregates them
 (``min`` by default: a chain is as good as its worst step; ``last``, ``mean``,
-``product``). A response with no separator is one step.
+``product``). A response with no separator is one step; one with no non-blank step
+earns 0 (flagged ``no_steps``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ class ProcessRMVerifier(BatchedModelVerifier):
             params.truncation,
         )  # fmt: skip
         return encoded
+
+    def floor(self, params: Any) -> float:
+        return 0.0  # every aggregation of step probabilities lies in [0, 1]
 
     def interpret(self, served: ServedModel, enc: Encoded, scored: Scored, params: Any) -> Result:
         steps = [step_score(served, row) for row in scored.rows]

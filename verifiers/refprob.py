@@ -10,6 +10,9 @@ RLPR's default), the geometric mean (``geometric_mean``) or the total log-likeli
 its wrapper alone (no reasoning) and clips to [0, 1], so reasoning earns only what it
 adds. The model is a ``head: lm`` entry of the model catalog; the response's reasoning
 cannot see or reach the reference: it is placed by referee after the reasoning is fixed.
+An empty response, or one with no answer where ``placement`` looks for it, earns 0
+(flagged ``empty_response`` / ``answer_not_found``); under ``log_likelihood``, which has
+no floor, such an item is ``invalid``.
 """
 
 from __future__ import annotations
@@ -71,6 +74,11 @@ class RefProbVerifier(BatchedModelVerifier):
             (params.placement, params.template), params.truncation, params.debias,
         )  # fmt: skip
         return [(served, enc) for enc in encoded]
+
+    def floor(self, params: Any) -> float | None:
+        # a probability (or a debiased difference clipped to [0, 1]) has 0 as its floor;
+        # a log-likelihood has none, so a response without an answer cannot be scored
+        return None if params.score == "log_likelihood" else 0.0
 
     def interpret_all(
         self, submitted: list[Submission], scored: list[Scored], params: Any

@@ -56,10 +56,11 @@ def test_an_encoded_response_holds_only_the_templates_structure(encoder: ChatEnc
     assert "flags" not in plain.details
 
 
-def test_a_response_of_stop_tokens_only_is_empty(encoder: ChatEncoder) -> None:
-    with pytest.raises(Rejected) as caught:
-        encoder.encode([], [{"role": "assistant", "content": f"  {END}</s>"}], "reject")
-    assert caught.value.code == "empty_response"
+def test_a_response_of_stop_tokens_only_is_an_empty_turn(encoder: ChatEncoder) -> None:
+    only = encoder.encode([], [{"role": "assistant", "content": f"  {END}</s>"}], "reject")
+    empty = encoder.encode([], [{"role": "assistant", "content": "  "}], "reject")
+    assert only.ids == empty.ids
+    assert only.details["stop_tokens_dropped"] == 2
 
 
 def test_a_one_character_special_token_cannot_be_read_as_text(encoder: ChatEncoder) -> None:

@@ -164,8 +164,8 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
     results = GenerativeRMVerifier(registry).score(items)
     assert codes(results) == [
         (Status.OK, None),
-        (Status.INVALID, "empty_response"),
-        (Status.INVALID, "empty_response"),
+        (Status.OK, None),  # an empty response is judged, as the judge sees it
+        (Status.OK, None),
         (Status.INVALID, "untokenizable"),
         (Status.INVALID, "unknown_model"),
         (Status.INVALID, "invalid_params"),

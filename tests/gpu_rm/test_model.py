@@ -136,7 +136,6 @@ def test_truncation_policy_is_reported(
 @pytest.mark.parametrize(
     ("prompt", "response", "code", "field"),
     [
-        ("w1", "   ", "empty_response", "response"),
         ("w1", "w2 \ud800", "untokenizable", "response"),
         ("w1 \udfff", "w2", "untokenizable", "prompt"),
     ],
@@ -152,6 +151,19 @@ def test_bad_text_is_rejected_naming_the_field(
             "keep_end",
         )
     assert info.value.code == code and info.value.message.startswith(field)
+
+
+def test_an_empty_response_is_an_empty_turn(model_dirs: dict[str, Path]) -> None:
+    """A policy that answers nothing is scored on what the model then reads: the
+    conversation with an empty assistant turn (never an item refused for its response)."""
+    model = load(model_dirs["llama"])
+    prompt = [{"role": "user", "content": "w1"}]
+    enc = model.encoder.encode(prompt, [{"role": "assistant", "content": "   "}], "keep_end")
+    tok = transformers.PreTrainedTokenizerFast.from_pretrained(model_dirs["llama"])
+    rendered = tok.apply_chat_template(
+        [*prompt, {"role": "assistant", "content": "   "}], tokenize=False
+    )
+    assert tok.convert_ids_to_tokens(enc.ids) == tok.tokenize(rendered)
 
 
 def test_unknown_words_are_counted(model_dirs: dict[str, Path]) -> None:

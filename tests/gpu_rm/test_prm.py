@@ -151,8 +151,8 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
     assert codes(results) == [
         (Status.OK, None),
         (Status.OK, None),
-        (Status.INVALID, "empty_response"),
-        (Status.INVALID, "empty_response"),
+        (Status.OK, None),  # no step: 0, flagged
+        (Status.OK, None),
         (Status.INVALID, "unknown_model"),
         (Status.INVALID, "invalid_params"),
         (Status.OK, None),
@@ -167,6 +167,8 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.INVALID, "invalid_params"),
     ]
     assert results[1].details["steps"] == 1 and set(results[1].components) == {"step_1"}
+    for empty in results[2:4]:
+        assert (empty.reward, empty.components, empty.details["flags"]) == (0.0, {}, ["no_steps"])
     assert results[6].details["truncated"]["policy"] == "keep_end"
     assert "scored token" in results[8].error.message  # type: ignore[union-attr]
     assert results[11].details["steps"] == 3

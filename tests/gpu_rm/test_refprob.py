@@ -153,6 +153,8 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         ),
         item(REASONING, " ".join(["three"] * 100)),
         item("the end<|im_end|>\\boxed{7}", "5"),
+        item("no box at all", "5", score="log_likelihood"),
+        item("", "5", score="geometric_mean", debias=True),
     ]
     results = RefProbVerifier(registry).score(items)
     assert codes(results) == [
@@ -160,10 +162,10 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.INVALID, "empty_reference"),
         (Status.INVALID, "empty_reference"),
         (Status.INVALID, "invalid_reference"),
-        (Status.INVALID, "empty_response"),
-        (Status.INVALID, "answer_not_found"),
-        (Status.INVALID, "answer_not_found"),
-        (Status.INVALID, "answer_not_found"),
+        (Status.OK, None),  # empty: the floor, 0, flagged
+        (Status.OK, None),  # no answer to replace: likewise
+        (Status.OK, None),
+        (Status.OK, None),
         (Status.INVALID, "unknown_model"),
         (Status.INVALID, "invalid_params"),
         (Status.INVALID, "invalid_params"),
@@ -171,9 +173,17 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.INVALID, "too_long"),
         (Status.INVALID, "too_long"),
         (Status.OK, None),  # its special token read as text (flagged), the answer replaced
+        (Status.INVALID, "answer_not_found"),  # a log-likelihood has no floor
+        (Status.OK, None),
     ]
     assert results[14].details["flags"] == ["special_token"]
-    assert "response" in results[5].error.message  # type: ignore[union-attr]
+    floors = [(r.reward, r.details["flags"]) for r in (*results[4:8], results[16])]
+    assert floors == [
+        (0.0, ["empty_response"]),
+        *[(0.0, ["answer_not_found"])] * 3,
+        (0.0, ["empty_response"]),
+    ]
+    assert "response" in results[15].error.message  # type: ignore[union-attr]
     assert "params" in results[10].error.message  # type: ignore[union-attr]
     assert results[11].details["truncated"]["policy"] == "keep_end"
     assert results[11].components["reference_tokens"] == results[0].components["reference_tokens"]

@@ -95,7 +95,7 @@ def test_bad_items_get_their_own_status_and_spare_batch_mates(registry: ModelReg
     got = [(r.status, r.error.code if r.error else None) for r in results]
     assert got == [
         (Status.OK, None),
-        (Status.INVALID, "empty_response"),
+        (Status.OK, None),  # an empty response: the model scores its empty turn
         (Status.INVALID, "untokenizable"),
         (Status.INVALID, "unknown_model"),
         (Status.ERROR, "not_configured"),
@@ -108,7 +108,8 @@ def test_bad_items_get_their_own_status_and_spare_batch_mates(registry: ModelReg
     assert "missing is not a directory" in results[4].error.message  # type: ignore[union-attr]
     assert "REFEREE_RM_MODELS" in results[4].error.message  # type: ignore[union-attr]
     assert results[4].error.retryable is False  # type: ignore[union-attr]
-    assert results[0].error is None and results[1].error.retryable is False  # type: ignore[union-attr]
+    assert results[0].error is None and results[2].error.retryable is False  # type: ignore[union-attr]
+    assert results[1].reward is not None and results[1].reward != results[0].reward
     assert results[4].reward is None
     assert results[7].details["truncated"] == {"policy": "keep_end", "dropped_tokens": 46}
     assert results[7].details["tokens"] == 64
