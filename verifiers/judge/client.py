@@ -233,7 +233,12 @@ def _raise_for_status(response: Response) -> None:
         )
     if status >= 400:
         text = response.body[:300].decode(errors="replace")
-        raise ItemError("judge_http_4xx", f"HTTP {status}: {text}")
+        error = ItemError("judge_http_4xx", f"HTTP {status}: {text}")
+        # The same request gets the same answer (a prompt past the judge's context, a
+        # model or key the endpoint does not know): a trainer that retried it would
+        # loop; the message says what the endpoint objected to.
+        error.retryable = False
+        raise error
 
 
 def retry_after(value: str | None) -> float | None:

@@ -85,6 +85,7 @@ async def test_other_4xx_are_not_retried(
     assert result.status == Status.ERROR
     assert result.error is not None and result.error.code == "judge_http_4xx"
     assert "bad request" in result.error.message
+    assert result.error.retryable is False  # the same request would get the same answer
     assert len(endpoint.requests) == 1
 
 
