@@ -4,9 +4,11 @@ OpenRLHF posts ``{"query": [...], "prompts": [...], "labels": [...]}`` (older ve
 only ``query``: prompt and response joined) and reads ``rewards``, ``scores`` and
 ``extra_logs``. The response is the query after its prompt, or after the part of the
 prompt OpenRLHF kept when it cut a long prompt from the left (`truncation.response_of`);
-a query that starts with no part of its prompt is refused, never scored whole. Every
-sample must score: `RewardRequest.items` builds the items and
-`reward_body` refuses to answer with numbers that hide a failure.
+a query that starts with no part of its prompt is refused, never scored whole. The
+queries are decoded with their special tokens: the stop token ending the response is
+dropped, and without ``prompts`` the response is the chat template's last assistant turn
+when the query has one (`decoded`). Every sample must score: `RewardRequest.items`
+builds the items and `reward_body` refuses to answer with numbers that hide a failure.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field
 
+from referee.service.adapters.decoded import last_assistant_turn, without_stop_tokens
 from referee.service.adapters.mapping import ItemMapping, group_key
 from referee.service.adapters.truncation import response_of
 from referee.service.client import Client, RefereeError
@@ -40,7 +43,11 @@ class RewardRequest(BaseModel):
         items = []
         for index, query in enumerate(self.query):
             prompt = self.prompts[index] if self.prompts is not None else None
-            response = query if not prompt else response_of(query, prompt)
+            if prompt:
+                response = response_of(query, prompt)
+            else:  # no prompt sent (older versions): the chat template's last assistant turn
+                response = last_assistant_turn(query)
+                response = query if response is None else response
             if response is None:
                 raise ValueError(
                     f"query[{index}]: does not start with prompts[{index}] or a part of it "
@@ -52,7 +59,7 @@ class RewardRequest(BaseModel):
                 else {}
             )
             group = group_key(prompt) if prompt is not None else None
-            items.append(mapping.item(prompt, response, row, group))
+            items.append(mapping.item(prompt, without_stop_tokens(response), row, group))
         return items
 
 

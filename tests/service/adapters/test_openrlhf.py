@@ -103,3 +103,30 @@ def test_reward_func_raises_instead_of_zeroing_failures(
     )
     with pytest.raises(RuntimeError, match="not scored"):
         reward_func(["a"], ["a"], ["x"])
+
+
+def test_the_stop_token_openrlhf_decodes_is_not_scored(client: TestClient) -> None:
+    """OpenRLHF's queries keep the policy's stop token as text: an exact answer still
+    matches, and a query sent without its prompt is read from its assistant turn, never
+    from the prompt's few-shot answer."""
+    prompt = "<|im_start|>user\nQ: 2+2? A: \\boxed{4}. Q: 6*7?<|im_end|>\n<|im_start|>assistant\n"
+    body = {
+        "query": [prompt + "\\boxed{42}<|im_end|>", prompt + "I don't know<|im_end|>"],
+        "labels": ["42", "4"],
+    }
+    response = client.post("/get_reward", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["rewards"] == [1.0, 0.0]
+
+
+def test_an_exact_answer_matches_despite_the_stop_token() -> None:
+    mapping = ItemMapping(verifier="string")
+    with TestClient(create_app(small_settings(cpu_workers=1, openrlhf_mapping=mapping))) as c:
+        body = {
+            "query": [PROMPT + "Paris<|im_end|>", PROMPT + "Paris</s>", PROMPT + "Lyon<|eot_id|>"],
+            "prompts": [PROMPT] * 3,
+            "labels": ["Paris"] * 3,
+        }
+        response = c.post("/get_reward", json=body)
+        assert response.status_code == 200, response.text
+        assert response.json()["rewards"] == [1.0, 1.0, 0.0]
