@@ -36,6 +36,7 @@ from referee.sandbox.types import (
     CaseOutcome,
     CompileOutcome,
     CompileStatus,
+    FastPathDeclined,
     Limits,
     Program,
     RunReport,
@@ -342,7 +343,10 @@ class Sandbox:
         return self._map(one, cases)
 
     def _fell_back(self, failure: SandboxFailure) -> None:
-        """Say and count that the fast path could not run a case (it runs again in bwrap)."""
+        """Say and count that the fast path could not run a case (it runs again in bwrap);
+        a case the fast path declines (`FastPathDeclined`) is neither."""
+        if isinstance(failure, FastPathDeclined):
+            return
         log.warning("python fast path failed (%s); re-running the case in bwrap", failure)
         with self._lock:
             self.fast_path_fallbacks += 1

@@ -156,3 +156,9 @@ class RunReport(BaseModel):
 class SandboxFailure(Exception):
     """Raised inside the package when the infrastructure broke; `run` turns it into a
     `RunReport` with ``sandbox_error``. Callers of `run` never see it."""
+
+
+class FastPathDeclined(SandboxFailure):
+    """The Python fast path does not take this case (a program past what its server
+    reads in one request): the case runs in a bwrap of its own, as planned, which is
+    neither a failure to warn about nor a fallback to count."""

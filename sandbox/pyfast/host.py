@@ -41,7 +41,7 @@ from referee.sandbox.languages import PYTHON_ENV, RUNTIME_MOUNT
 from referee.sandbox.output import CappedOutput
 from referee.sandbox.pyfast.wire import CaseReport, CaseRequest
 from referee.sandbox.settings import SandboxSettings
-from referee.sandbox.types import Case, Limits, Program, SandboxFailure
+from referee.sandbox.types import Case, FastPathDeclined, Limits, Program, SandboxFailure
 
 _GRACE_S = 2.0
 _CHUNK = 1 << 16
@@ -229,7 +229,7 @@ class ForkServer:
         )
         header = json.dumps(request).encode()
         if len(header) > _SERVER_ARGV_LIMIT:
-            raise SandboxFailure("program too large for the fast path")
+            raise FastPathDeclined("program too large for the fast path")
         stdin_r, stdin_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()

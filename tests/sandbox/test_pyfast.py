@@ -5,6 +5,7 @@ fixture relies on (so they can fail)."""
 from __future__ import annotations
 
 import array
+import logging
 import os
 import signal
 import socket
@@ -340,3 +341,16 @@ def test_a_program_killed_by_a_signal_is_reported_as_such(
     assert (case.status, case.signal, case.exit_code) == (CaseStatus.SIGNAL, number, None)
     assert "alive" not in case.stdout
     assert sandbox.fast_path_fallbacks == fallbacks  # the path under test ran it itself
+
+
+def test_a_program_past_the_fast_paths_request_size_runs_in_bwrap_quietly(
+    fast_sandbox: Sandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A program the fast path's server cannot take in one request runs in a bwrap of its
+    own, as planned: no warning, and no fallback counted (the autouse check would fail),
+    so the fallback count still means the fast path broke."""
+    padding = "# " + "x" * 120_000 + "\n"
+    with caplog.at_level(logging.WARNING):
+        [case] = fast_sandbox.run(py(padding + "print(6 * 7)"), [Case()]).cases
+    assert (case.status, case.stdout) == (CaseStatus.OK, "42\n")
+    assert not [r for r in caplog.records if "fast path" in r.getMessage()]
