@@ -331,8 +331,37 @@ def _guard(text: str) -> None:
     for bound in _SUM_BOUND.finditer(text):
         if int(bound.group(1)) > 1_000:
             raise Unsafe("sum or product over too many terms")
-    if re.search(r"\\binom|\\choose", text) and _BIG_INT.search(text):
+    if re.search(r"\\binom|\\choose", text) and _largest_integer(text) > MAX_BINOMIAL:
+        # sympy evaluates binomials through mpmath's gamma at the numbers' precision:
+        # seconds from 10^4 on
         raise Unsafe("binomial of huge numbers")
+    if _symbolic_determinant_cells(text) > MAX_SYMBOLIC_CELLS:
+        # a symbolic determinant has n! terms, which the comparisons then expand
+        raise Unsafe("symbolic determinant too large")
+
+
+MAX_BINOMIAL = 2_000
+MAX_SYMBOLIC_CELLS = 16
+"""A binomial's numbers and a symbolic determinant's entries (4 x 4) sympy takes in well
+under a second."""
+_INTEGER = re.compile(r"\d+")
+_DETERMINANT = re.compile(r"\\det|\\begin\s*\{vmatrix\}")
+
+
+def _largest_integer(text: str) -> int:
+    """The largest integer written in ``text`` (0 without one; 10^12 for longer ones)."""
+    return max((int(n) if len(n) < 12 else 10**12 for n in _INTEGER.findall(text)), default=0)
+
+
+def _symbolic_determinant_cells(text: str) -> int:
+    """The entries of the largest matrix with a variable in it when the text takes a
+    determinant (0 without one): numeric ones sympy reduces at once."""
+    if not _DETERMINANT.search(text):
+        return 0
+    matrices = re.findall(r"\\begin\s*\{[pbvBV]?matrix\}(.*?)\\end", text, re.DOTALL)
+    return max(
+        (m.count("&") + m.count("\\\\") + 1 for m in matrices if _has_variable(m)), default=0
+    )
 
 
 @lru_cache(maxsize=8192)

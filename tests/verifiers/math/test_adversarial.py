@@ -11,6 +11,7 @@ import pytest
 from referee.service.execution.local import LocalScorer
 from referee.service.settings import Settings
 from referee.verifiers import Item, Status
+from referee.verifiers.math import MathVerifier
 
 DEADLINE_S = 1.0
 SLACK_S = 0.2
@@ -85,3 +86,37 @@ def test_adversarial_batch_keeps_batch_mates(scorer: LocalScorer) -> None:
     hang = results[[r for r, _ in ADVERSARIAL].index(HANGS)]
     assert hang.status == Status.TIMEOUT
     assert hang.reward is None
+
+
+def _determinant(n: int, numeric: bool = False) -> str:
+    """``\\det`` of an n x n matrix of symbols (or of two-digit numbers)."""
+    cell = "{i}{j}" if numeric else "x_{{{i}{j}}}"
+    rows = ["&".join(cell.format(i=i + 1, j=j + 1) for j in range(n)) for i in range(n)]
+    return "\\det\\begin{pmatrix}" + "\\\\".join(rows) + "\\end{pmatrix}"
+
+
+# (response, reference, reward): work sympy takes seconds over is refused before it
+# starts (a wrong answer, 0), while the same shapes at ordinary sizes are still read
+REFUSED_UP_FRONT: list[tuple[str, str, float]] = [
+    ("\\boxed{\\binom{10000}{5000} - \\binom{10000}{5000} + 2}", "2", 0.0),
+    ("\\boxed{\\binom{99999}{49999}}", "2", 0.0),
+    (f"\\boxed{{{_determinant(5)}}}", "0", 0.0),
+    (f"\\boxed{{{_determinant(9)}}}", "0", 0.0),
+    ("\\boxed{" + _determinant(6).replace("pmatrix", "vmatrix")[4:] + "}", "0", 0.0),
+    ("\\boxed{\\binom{10}{3}}", "120", 1.0),
+    ("\\boxed{\\binom{2000}{1} - 1999}", "1", 1.0),
+    (f"\\boxed{{{_determinant(5, numeric=True)}}}", "0", 1.0),
+    (f"\\boxed{{{_determinant(2)}}}", "x_{11} x_{22} - x_{12} x_{21}", 1.0),
+]
+
+
+@pytest.mark.parametrize(("response", "reference", "reward"), REFUSED_UP_FRONT)
+def test_slow_shapes_are_refused_before_sympy_starts(
+    response: str, reference: str, reward: float
+) -> None:
+    """In this process, no pool deadline: before the guard each of the refused ones kept
+    sympy busy for 3 s to minutes (a worker killed at the deadline in the service)."""
+    start = time.monotonic()
+    [result] = MathVerifier().score([Item(verifier="math", response=response, reference=reference)])
+    assert time.monotonic() - start < 2.0
+    assert (result.status, result.reward) == (Status.OK, reward)
