@@ -19,6 +19,7 @@ queries keep it) and are dropped; any other is read as plain text, broken by a w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -108,6 +109,10 @@ class ChatEncoder:
         self._unk: int | None = tokenizer.unk_token_id
         self.specials = special_strings(tokenizer)
         self._longest_first = sorted(self.specials, key=len, reverse=True)
+        normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+        self._normalized: Callable[[str], str] = (
+            normalizer.normalize_str if normalizer is not None else str
+        )
 
     def encode(self, prompt: list[Turn], response: list[Turn], truncation: Truncation) -> Encoded:
         """Encode one item; raises `Rejected` for unencodable text or, under ``reject``,
@@ -153,7 +158,10 @@ class ChatEncoder:
         found = [special for special in self._longest_first if special in text]
         for special in found:
             text = text.replace(special, special[0] + WORD_JOINER + special[1:])
-        left = next((special for special in self.specials if special in text), None)
+        # A special token marked "normalized" is matched after the tokenizer's normalizer,
+        # which could drop the joiner (or fold case): look where the tokenizer looks too.
+        seen = (text, self._normalized(text))
+        left = next((s for s in self.specials if any(s in t for t in seen)), None)
         if left is not None:
             raise Rejected(
                 "special_token",
