@@ -152,16 +152,19 @@ class ChatEncoder:
         the verdict after it). A special token of one character cannot be broken: then
         `Rejected` (``special_token``)."""
         _check_encodable(field_name, text)
-        stripped = 0
-        while end := next((s for s in self._longest_first if text.rstrip().endswith(s)), None):
-            text, stripped = text.rstrip()[: -len(end)], stripped + 1
+        stripped, trimmed = 0, text.rstrip()
+        while end := next((s for s in self._longest_first if trimmed.endswith(s)), None):
+            text = trimmed[: -len(end)]
+            stripped, trimmed = stripped + 1, text.rstrip()
         found = [special for special in self._longest_first if special in text]
         for special in found:
             text = text.replace(special, special[0] + WORD_JOINER + special[1:])
         # A special token marked "normalized" is matched after the tokenizer's normalizer,
         # which could drop the joiner (or fold case): look where the tokenizer looks too.
-        seen = (text, self._normalized(text))
-        left = next((s for s in self.specials if any(s in t for t in seen)), None)
+        normalized = self._normalized(text)
+        # (text without any special token found needs no second look)
+        seen = ([text] if found else []) + ([normalized] if normalized != text else [])
+        left = next((s for s in self.specials for t in seen if s in t), None)
         if left is not None:
             raise Rejected(
                 "special_token",
