@@ -74,14 +74,12 @@ class JudgeEncoder:
         for name in needed:
             if "{" + name + "}" not in chosen:
                 raise Rejected("invalid_params", f"params.template: has no {{{name}}}")
-            if name == "reference" and not texts.get(name, "").strip():
-                raise Rejected("empty_reference", "reference: is empty")
-        admitted = [self.chat.admit(name, texts[name]) for name in needed]
+        admitted = [self.chat.admit(name, texts.get(name, "")) for name in needed]
         for name, text in texts.items():
             if name not in needed:
                 self.chat.check(name, text)
         texts = {**texts, **{name: a.text for name, a in zip(needed, admitted, strict=True)}}
-        if "reference" in needed and not texts["reference"].strip():
+        if "reference" in needed and not texts["reference"].strip():  # missing, or stop tokens
             raise Rejected("empty_reference", "reference: is empty")
         filled = fill(chosen, {"prompt": "", "reference": "", **texts})
         rendered = self.chat.render([{"role": "user", "content": filled}], generation_prompt=True)
