@@ -203,3 +203,42 @@ def test_a_python_grader_reads_a_response_nested_too_deeply_as_text(registry: Re
         reference={"source": source, "item": {}},
     )
     assert _scored(registry, item).reward == 0.25
+
+
+SANDBOXED: dict[str, tuple[str, Any, dict[str, Any]]] = {
+    "code stdio": ("code", {"inputs": ["1\n"], "outputs": ["1\n"]}, {}),
+    "code function": ("code", {"fn_name": "f", "inputs": [[1]], "outputs": [1]}, {}),
+    "code asserts": ("code", {"tests": ["assert f(1) == 1"]}, {}),
+    "sql": ("sql", {"query": "SELECT 1", "schema": "CREATE TABLE t(a);"}, {}),
+    "python_grader": (
+        "python_grader",
+        {"source": "def grade(sample, item):\n    return 0.5\n", "item": {}},
+        {},
+    ),
+}
+SANDBOXED_RESPONSES = {
+    "empty": "",
+    "prose": "I don't know.",
+    "deep brackets": "[" * N,
+    "a NUL in the code": "```python\nprint(1)\x00\n```",
+    "an unclosed fence": "```python\nprint(1)",
+    "an empty fence": "```python\n```",
+}
+
+
+@pytest.mark.integration
+def test_sandboxed_verifiers_score_degenerate_responses(registry: Registry) -> None:
+    """The same law for the verifiers that run the response (or a grader) in a sandbox:
+    each degenerate response is a verdict (0 for the code, whatever the grader says)."""
+    cases = [
+        (kind, name, Item(verifier=v, response=response, reference=ref, params=params))
+        for kind, (v, ref, params) in SANDBOXED.items()
+        for name, response in SANDBOXED_RESPONSES.items()
+    ]
+    results = score_items([item for _, _, item in cases], registry)
+    wrong = {
+        (kind, name): f"{result.status.value} {result.error}"
+        for (kind, name, _), result in zip(cases, results, strict=True)
+        if result.status is not Status.OK
+    }
+    assert not wrong
