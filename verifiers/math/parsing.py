@@ -331,7 +331,7 @@ def _guard(text: str) -> None:
     for bound in _SUM_BOUND.finditer(text):
         if int(bound.group(1)) > 1_000:
             raise Unsafe("sum or product over too many terms")
-    if re.search(r"\\binom|\\choose", text) and _largest_integer(text) > MAX_BINOMIAL:
+    if _largest_integer(_binomial_arguments(text)) > MAX_BINOMIAL:
         # sympy evaluates binomials through mpmath's gamma at the numbers' precision:
         # seconds from 10^4 on
         raise Unsafe("binomial of huge numbers")
@@ -345,12 +345,53 @@ MAX_SYMBOLIC_CELLS = 16
 """A binomial's numbers and a symbolic determinant's entries (4 x 4) sympy takes in well
 under a second."""
 _INTEGER = re.compile(r"\d+")
+_BINOMIAL = re.compile(r"\\binom|\\choose")
 _DETERMINANT = re.compile(r"\\det|\\begin\s*\{vmatrix\}")
 
 
 def _largest_integer(text: str) -> int:
     """The largest integer written in ``text`` (0 without one; 10^12 for longer ones)."""
     return max((int(n) if len(n) < 12 else 10**12 for n in _INTEGER.findall(text)), default=0)
+
+
+def _binomial_arguments(text: str) -> str:
+    """The text of every binomial's arguments (``\\binom{n}{k}``: the two groups after
+    it; ``{n \\choose k}``: the group around it), so that only their numbers count; the
+    whole text for a binomial written without braces (the cautious reading)."""
+    found = []
+    for match in _BINOMIAL.finditer(text):
+        if match.group() == "\\binom":
+            first = _group_end(text, match.end())
+            arguments = text[match.end() : _group_end(text, first)]
+        else:
+            start = _group_start(text, match.start())
+            arguments = text[start : _group_end(text, start)]
+        found.append(arguments.strip() or text)
+    return " ".join(found)
+
+
+def _group_end(text: str, start: int) -> int:
+    """The index after the brace group opening at ``start`` (after blanks); ``start``
+    itself when none opens there, the text's end when it is never closed."""
+    at = len(text) - len(text[start:].lstrip())
+    if at >= len(text) or text[at] != "{":
+        return start
+    depth = 0
+    for index in range(at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[index], 0)
+        if depth == 0:
+            return index + 1
+    return len(text)
+
+
+def _group_start(text: str, inside: int) -> int:
+    """The index of the unmatched ``{`` opening the group ``inside`` lies in (0: none)."""
+    depth = 0
+    for index in range(inside - 1, -1, -1):
+        depth += {"}": 1, "{": -1}.get(text[index], 0)
+        if depth < 0:
+            return index
+    return 0
 
 
 def _symbolic_determinant_cells(text: str) -> int:

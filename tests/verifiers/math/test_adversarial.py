@@ -105,6 +105,9 @@ REFUSED_UP_FRONT: list[tuple[str, str, float]] = [
     ("\\boxed{" + _determinant(6).replace("pmatrix", "vmatrix")[4:] + "}", "0", 0.0),
     ("\\boxed{\\binom{10}{3}}", "120", 1.0),
     ("\\boxed{\\binom{2000}{1} - 1999}", "1", 1.0),
+    # only a binomial's own numbers count: a large number beside it is no reason to refuse
+    ("\\boxed{2024\\binom{5}{2}}", "20240", 1.0),
+    ("\\boxed{{10 \\choose 3} + 2024}", "2144", 1.0),
     (f"\\boxed{{{_determinant(5, numeric=True)}}}", "0", 1.0),
     (f"\\boxed{{{_determinant(2)}}}", "x_{11} x_{22} - x_{12} x_{21}", 1.0),
 ]
