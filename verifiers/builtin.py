@@ -65,7 +65,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         ReasoningGymVerifier(),
         CompositeVerifier(),
         CalibrationVerifier(),
-        MathVerifier(),
+        MathVerifier(budget_s=engines.math_budget_s),
         PythonGraderVerifier(sandbox),
         SqlVerifier(sandbox, engines.sql_fixtures),
         StateVerifier(sandbox),

@@ -23,11 +23,13 @@ _ERROR_FIELDS = frozenset(ErrorInfo.model_fields)
 
 
 class ItemsMessage(NamedTuple):
-    """Parent -> worker: items to score, with their indices in the parent's task (a
-    ``None`` message instead tells the worker to exit)."""
+    """Parent -> worker: items to score, with their indices in the parent's task, and the
+    indices among them whose CPU budget ran out in an earlier attempt (a ``None`` message
+    instead tells the worker to exit)."""
 
     indices: list[int]
     items: list[dict[str, Any]]
+    spent: list[int]
 
 
 class ResultsMessage(NamedTuple):

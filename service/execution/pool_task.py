@@ -22,6 +22,8 @@ class PoolTask:
     future: Future[list[Result]] = field(default_factory=Future)
     results: list[Result | None] = field(init=False)
     cancelled: bool = False
+    spent: set[int] = field(default_factory=set)
+    """Indices of items whose CPU budget ran out: their next attempt is told so."""
 
     def __post_init__(self) -> None:
         self.results = [None] * len(self.items)

@@ -11,6 +11,11 @@ batch. Before each run the worker writes the run's start time, its length, then 
 first position in the message into a shared array; after it, the position goes back to
 -1. The parent reads that array to know which items are running and for how long, and
 kills exactly the run that is over its time (a run of n items gets n item timeouts).
+
+A run of one item is scored under a budget meter (`referee.verifiers.budget`): when its
+verifier begins budgeted work, the worker writes the budget's seconds and its own CPU
+time then, and the parent stops the worker once the item's CPU time passes the budget.
+An item sent in ``spent`` is such an item's second attempt: its verifier is told so.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from __future__ import annotations
 import gc
 import resource
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.sharedctypes import SynchronizedArray
 from typing import Any
 
+from referee.service.execution.cpu_clock import own_cpu_s
 from referee.service.execution.pipe_codec import (
     ItemsMessage,
     ResultsMessage,
@@ -30,6 +37,7 @@ from referee.service.execution.pipe_codec import (
 )
 from referee.verifiers.base import ItemVerifier
 from referee.verifiers.batch import score_items
+from referee.verifiers.budget import Meter, metered
 from referee.verifiers.builtin import default_registry
 from referee.verifiers.code.runtime import sweep_leftovers
 from referee.verifiers.engines import EngineSettings
@@ -39,6 +47,11 @@ from referee.verifiers.types import Item, Result
 FLUSH_S = 0.002
 IDLE = -1.0
 READY = "ready"
+POSITION, LENGTH, STARTED, BUDGET, BUDGET_FROM = range(5)
+"""Slots of the progress array: the run's first position (or `IDLE`), its length, its
+wall-clock start, its CPU budget in seconds (0: none) and the worker's CPU time when the
+budget began."""
+PROGRESS = (IDLE, 0.0, 0.0, 0.0, 0.0)
 
 
 def serve(
@@ -61,8 +74,8 @@ def serve(
             return
         if message is None:
             return
-        indices, packed = ItemsMessage(*message)
-        _score(conn, progress, registry, indices, unpack_items(packed))
+        indices, packed, spent = ItemsMessage(*message)
+        _score(conn, progress, registry, indices, unpack_items(packed), set(spent))
 
 
 def _score(
@@ -71,25 +84,45 @@ def _score(
     registry: Registry,
     indices: list[int],
     items: list[Item],
+    spent: set[int],
 ) -> None:
     """Score ``items`` run by run (`runs`), flushing results every `FLUSH_S`. Before a
     run: its start time, its length, then its first position (a reader that sees the
-    position sees the rest); after it, the position goes back to `IDLE`."""
+    position sees the rest); after it, the position goes back to `IDLE` and the budget
+    to none."""
     done_idx: list[int] = []
     done: list[Result] = []
     last_flush = time.monotonic()
     for start, stop in runs(items, registry):
-        progress[2] = time.monotonic()
-        progress[1] = float(stop - start)
-        progress[0] = float(start)
-        results = score_items(items[start:stop], registry)
-        progress[0] = IDLE
+        progress[STARTED] = time.monotonic()
+        progress[LENGTH] = float(stop - start)
+        progress[POSITION] = float(start)
+        if stop - start == 1:
+            meter = Meter(_budget_starter(progress), spent=indices[start] in spent)
+            with metered(meter):
+                results = score_items(items[start:stop], registry)
+        else:
+            results = score_items(items[start:stop], registry)
+        progress[BUDGET] = 0.0
+        progress[POSITION] = IDLE
         done_idx += indices[start:stop]
         done += results
         now = time.monotonic()
         if now - last_flush >= FLUSH_S or stop == len(items):
             conn.send(ResultsMessage(done_idx, pack_results(done)))
             done_idx, done, last_flush = [], [], now
+
+
+def _budget_starter(progress: SynchronizedArray[Any]) -> Callable[[float], None]:
+    """The meter's ``start`` for one run: the CPU time it counts from, then the budget
+    (a reader that sees the budget sees where it counts from)."""
+
+    def start(seconds: float) -> None:
+        if progress[BUDGET] == 0.0:
+            progress[BUDGET_FROM] = own_cpu_s()
+        progress[BUDGET] = max(progress[BUDGET], seconds)
+
+    return start
 
 
 def runs(items: list[Item], registry: Registry) -> list[tuple[int, int]]:

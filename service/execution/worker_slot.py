@@ -15,6 +15,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from referee.service.execution import pool_worker
+from referee.service.execution.cpu_clock import cpu_s
 from referee.service.execution.fair_queue import FairQueue, Ticket
 from referee.service.execution.pipe_codec import (
     ItemsMessage,
@@ -56,7 +57,7 @@ class WorkerSlot:
         self.index = index
         self.process: BaseProcess | None = None
         self.conn: Connection | None = None
-        self.progress: Any = pool.ctx.Array("d", [pool_worker.IDLE, 0.0, 0.0], lock=False)
+        self.progress: Any = pool.ctx.Array("d", pool_worker.PROGRESS, lock=False)
         self.sent: list[int] = []
         """Task indices of the message the worker is on, by position (see `_running`)."""
         self.thread = threading.Thread(
@@ -68,7 +69,7 @@ class WorkerSlot:
 
     def spawn(self) -> None:
         parent, child = self.pool.ctx.Pipe()
-        self.progress[0] = pool_worker.IDLE
+        self.progress[:] = pool_worker.PROGRESS
         self.process = self.pool.ctx.Process(
             target=pool_worker.serve,
             args=(child, self.progress, self.pool.memory_mb, self.pool.engines),
@@ -132,9 +133,10 @@ class WorkerSlot:
             if self.conn is None:
                 self.spawn()
             assert self.conn is not None
-            self.progress[0] = pool_worker.IDLE
+            self.progress[pool_worker.POSITION] = pool_worker.IDLE
             batch = self.sent = pending[:SUB_BATCH]
-            self.conn.send(ItemsMessage(batch, pack_items([task.items[i] for i in batch])))
+            items = pack_items([task.items[i] for i in batch])
+            self.conn.send(ItemsMessage(batch, items, [i for i in batch if i in task.spent]))
             self._collect(task, batch)
         if not task.pending() and not task.future.done():
             task.future.set_result([r for r in task.results if r is not None])
@@ -167,7 +169,11 @@ class WorkerSlot:
         if task.cancelled or now >= task.deadline or self.pool.fair.must_yield(self.index):
             self.kill()
             return True
-        running, started = self._running(), self.progress[2]
+        running, started = self._running(), self.progress[pool_worker.STARTED]
+        if self._over_budget(running):
+            self.kill()
+            task.spent.update(running)  # scored again, told that its budget ran out
+            return True
         if running and now - started > task.item_timeout * len(running):
             self.kill()
             limit = task.item_timeout * len(running)
@@ -184,12 +190,22 @@ class WorkerSlot:
             return True
         return False
 
+    def _over_budget(self, running: list[int]) -> bool:
+        """Whether the one item the worker runs has used more CPU than the budget its
+        verifier began (`referee.verifiers.budget`)."""
+        budget = self.progress[pool_worker.BUDGET]
+        if len(running) != 1 or budget <= 0.0 or self.process is None:
+            return False
+        since = self.progress[pool_worker.BUDGET_FROM]
+        now = cpu_s(self.process.pid) if self.process.pid is not None else None
+        return now is not None and now - since > budget
+
     def _running(self) -> list[int]:
         """Task indices of the run the worker is scoring now (empty between runs)."""
-        position = int(self.progress[0])
+        position = int(self.progress[pool_worker.POSITION])
         if position < 0:
             return []
-        return self.sent[position : position + int(self.progress[1])]
+        return self.sent[position : position + int(self.progress[pool_worker.LENGTH])]
 
     def _on_death(self, task: PoolTask) -> None:
         running = self._running()

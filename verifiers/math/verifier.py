@@ -25,6 +25,7 @@ from typing import Any, Generic, Literal, TypeVar
 import sympy
 from pydantic import Field
 
+from referee.verifiers import budget
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.math.equivalence import Policy, Side, compare, not_finite
 from referee.verifiers.math.extraction import DEFAULT_STRATEGIES, Strategy, extract
@@ -155,7 +156,9 @@ class MathVerifier(ItemVerifier[MathParams]):
     non-empty list of alternatives (any may match).
 
     ``details.flags`` names what looks like gaming, without changing the reward:
-    ``conflicting_answers`` (several different boxed answers; the last one counts),
+    ``over_budget`` (reading and comparing the answer took more than the CPU budget, see
+    `referee.verifiers.budget`: scored 0, rule ``over_budget``; a library call has no
+    budget), ``conflicting_answers`` (several different boxed answers; the last one counts),
     ``unclosed_box`` (the final box never closes: no answer), ``undefined_answer`` (an
     undefined or infinite prediction, e.g. ``1/0``, for a finite gold), ``unit_drift`` (a
     unit the gold does not carry) and ``format_drift`` (a percent, degree or currency
@@ -169,7 +172,14 @@ class MathVerifier(ItemVerifier[MathParams]):
         "intervals, inequalities, equations, matrices, complex numbers, text and choices."
     )
 
-    def __init__(self, gold_cache: int = 4096, pair_cache: int = 65536) -> None:
+    def __init__(
+        self,
+        gold_cache: int = 4096,
+        pair_cache: int = 65536,
+        budget_s: float = budget.DEFAULT_BUDGET_S,
+    ) -> None:
+        self.budget_s = budget_s
+        """CPU seconds an item's answer may take to read and compare, under a pool."""
         self._golds: _LRU[tuple[str, tuple[Any, ...]], _Gold | ItemInvalid] = _LRU(gold_cache)
         self._pairs: _LRU[tuple[str, str, tuple[Any, ...]], tuple[float, dict[str, Any]]] = _LRU(
             pair_cache
@@ -189,7 +199,7 @@ class MathVerifier(ItemVerifier[MathParams]):
         for ref, gold in zip(references, golds, strict=True):
             cached = self._pairs.get((ref, found.answer, key))
             if cached is None:
-                cached = _judge(gold, found.answer, params)
+                cached = _judge(gold, found.answer, params, self.budget_s)
                 self._pairs.put((ref, found.answer, key), cached)
             reward, verdict = cached
             if reward == 1.0:
@@ -303,7 +313,9 @@ def _is_text_answer(text: str) -> bool:
     return any(len(w) >= 3 and w.lower() not in _MATH_WORDS for w in words)
 
 
-def _judge(gold: _Gold, answer: str, params: MathParams) -> tuple[float, dict[str, Any]]:
+def _judge(
+    gold: _Gold, answer: str, params: MathParams, budget_s: float
+) -> tuple[float, dict[str, Any]]:
     norm = normalize(answer, units=params.units, words=params.number_words)
     details: dict[str, Any] = {
         "gold_kind": gold.kind,
@@ -331,6 +343,10 @@ def _judge(gold: _Gold, answer: str, params: MathParams) -> tuple[float, dict[st
         norm.money,
     ) == (gold.norm.percent, gold.norm.degree, gold.norm.money):
         return 1.0, {**details, "rule": "identical"}
+    if not budget.begin(budget_s):
+        reason = f"reading and comparing this answer took more than {budget_s:g} s of CPU"
+        details["pair_flags"] = [*details.get("pair_flags", ()), budget.OVER_BUDGET]
+        return 0.0, {**details, "rule": budget.OVER_BUDGET, "reason": reason}
     try:
         node = parse_answer(norm.text)
     except Unsafe as exc:

@@ -5,6 +5,9 @@
   ``raises``: raises from ``score``; ``short``: returns too few results; ``slow``: sleeps
   ``params.seconds`` then scores 1; ``hog``: allocates ``params.seconds`` GiB (the one
   float param doubles as size). They prove the executor contains every failure.
+- ``budgeted``: begins a CPU budget of ``params.budget_s``, then burns ``params.spin_s`` of
+  CPU and sleeps ``params.sleep_s``; with its budget spent it answers 0 at once. It
+  proves the pool enforces budgets (`referee.verifiers.budget`) on CPU time.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from referee.verifiers import budget
 from referee.verifiers.base import ItemVerifier, Outcome, Params
 from referee.verifiers.types import Item, Pool, Result, Status
 
@@ -61,6 +65,28 @@ class _Misbehaving:
         for item in items:
             time.sleep(float(item.params.get("seconds", 0.0)))
         return [Result(status=Status.OK, reward=1.0) for _ in items]
+
+
+class BudgetParams(Params):
+    budget_s: float = 1.0
+    spin_s: float = 0.0
+    sleep_s: float = 0.0
+
+
+class BudgetedVerifier(ItemVerifier[BudgetParams]):
+    name = "budgeted"
+    Params = BudgetParams
+    description = "Test plugin: spends CPU under a budget."
+
+    def check(self, item: Item, params: BudgetParams) -> Outcome:
+        details: dict[str, Any] = {"pid": os.getpid()}
+        if not budget.begin(params.budget_s):
+            return Outcome(reward=0.0, details={**details, "rule": budget.OVER_BUDGET})
+        end = time.process_time() + params.spin_s
+        while time.process_time() < end:
+            pass
+        time.sleep(params.sleep_s)
+        return Outcome(reward=1.0, details=details)
 
 
 class AsyncSleeper:
@@ -125,4 +151,10 @@ class BatchSize:
 
 def misbehaving_verifiers() -> list[Any]:
     names = ("hang", "spin", "crash", "raises", "short", "slow", "hog")
-    return [*(_Misbehaving(n) for n in names), AsyncSleeper(), ObservedVerifier(), BatchSize()]
+    return [
+        *(_Misbehaving(n) for n in names),
+        AsyncSleeper(),
+        ObservedVerifier(),
+        BatchSize(),
+        BudgetedVerifier(),
+    ]
