@@ -186,7 +186,7 @@ class Settings(BaseSettings):
 
     engines: EngineSettings = Field(default_factory=EngineSettings.from_env, exclude=True)
     """The scoring engines' own settings (``REFEREE_SANDBOX_*``, ``REFEREE_JUDGE_*``,
-    ``REFEREE_RM_*``, ``REFEREE_SQL_FIXTURES``, ``REFEREE_MATH_BUDGET_S``), read with the
+    ``REFEREE_RM_*``, ``REFEREE_SQL_FIXTURES``, ``REFEREE_CPU_BUDGET_S``), read with the
     rest, handed down."""
 
     @field_validator("api_keys", mode="before")

@@ -21,17 +21,18 @@ class EngineSettings(BaseModel):
     """``sandbox`` (``REFEREE_SANDBOX_*``), ``judge`` (``REFEREE_JUDGE_*``; None with
     ``judge_error`` when they do not parse: judge items then say so, nothing else
     breaks), ``rm`` (``REFEREE_RM_*``), ``sql_fixtures`` (``REFEREE_SQL_FIXTURES``),
-    ``math_budget_s`` (``REFEREE_MATH_BUDGET_S``)."""
+    ``cpu_budget_s`` (``REFEREE_CPU_BUDGET_S``)."""
 
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     judge: JudgeSettings | None = Field(default_factory=JudgeSettings)
     judge_error: str | None = None
     rm: RMSettings = Field(default_factory=RMSettings)
     sql_fixtures: Path | None = None
-    math_budget_s: float = Field(default=DEFAULT_BUDGET_S, gt=0, le=3600)
-    """CPU seconds ``math`` may spend reading and comparing one answer in a worker pool;
-    past it the answer scores 0, flagged ``over_budget`` (`referee.verifiers.budget`).
-    Keep it under the item timeout, or items time out first."""
+    cpu_budget_s: float = Field(default=DEFAULT_BUDGET_S, gt=0, le=3600)
+    """CPU seconds a verifier that runs an engine on the response (``math``'s sympy,
+    ``reasoning_gym``'s scorers) may spend on one item in a worker pool; past it the item
+    scores 0, flagged ``over_budget`` (`referee.verifiers.budget`). Keep it under the
+    item timeout, or items time out first."""
 
     @classmethod
     def from_env(cls) -> EngineSettings:
@@ -42,12 +43,12 @@ class EngineSettings(BaseModel):
         except ValidationError as exc:
             judge, error = None, f"judge settings: {exc}"
         fixtures = os.environ.get("REFEREE_SQL_FIXTURES") or None
-        budget = os.environ.get("REFEREE_MATH_BUDGET_S") or DEFAULT_BUDGET_S
+        budget = os.environ.get("REFEREE_CPU_BUDGET_S") or DEFAULT_BUDGET_S
         return cls(
             sandbox=SandboxSettings(),
             judge=judge,
             judge_error=error,
             rm=RMSettings(),
             sql_fixtures=Path(fixtures) if fixtures else None,
-            math_budget_s=budget,
+            cpu_budget_s=budget,
         )

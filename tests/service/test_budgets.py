@@ -9,6 +9,7 @@ and sleeps on demand, and ``math`` gets answers that keep sympy busy for minutes
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ SLOW_ANSWERS = [
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[ProcessPool]:
-    p = ProcessPool("budget", 1, 2048, EngineSettings(math_budget_s=BUDGET_S))
+    p = ProcessPool("budget", 1, 2048, EngineSettings(cpu_budget_s=BUDGET_S))
     p.start()
     yield p
     p.close()
@@ -109,6 +110,31 @@ def test_a_math_answer_that_keeps_sympy_busy_scores_zero_flagged(
     assert f"{BUDGET_S:g} s of CPU" in result.details["reason"]
 
 
+def test_a_reasoning_gym_answer_that_keeps_its_scorer_busy_scores_zero_flagged(
+    pool: ProcessPool,
+) -> None:
+    # simple_integration simplifies the answer's derivative: over a minute for this one.
+    reasoning_gym = pytest.importorskip("reasoning_gym")
+    [entry] = reasoning_gym.create_dataset("simple_integration", size=1, seed=3)
+    entry = json.loads(json.dumps(entry, default=str))
+    slow = "(sin(x)+cos(x)+x)**100"
+    right = entry["answer"]
+    items = [
+        Item(
+            verifier="reasoning_gym",
+            response=f"<answer>{answer}</answer>",
+            reference={"dataset": "simple_integration", "entry": entry},
+        )
+        for answer in (slow, right)
+    ]
+    start = time.monotonic()
+    over, scored = run(pool, items)
+    assert time.monotonic() - start < BUDGET_S + RESPAWN_S + 1.0  # + importing the scorer
+    assert (over.status, over.reward) == (Status.OK, 0.0)
+    assert over.details["flags"] == ["over_budget"]
+    assert (scored.status, scored.reward) == (Status.OK, 1.0)
+
+
 def test_a_group_repeating_a_slow_answer_pays_for_it_once(pool: ProcessPool) -> None:
     # The fresh worker keeps the over-budget verdict in its pair cache, like any verdict.
     group = [math(SLOW_ANSWERS[0], reference="2") for _ in range(8)]
@@ -156,9 +182,9 @@ def test_the_parent_reads_a_workers_cpu_time_on_the_workers_own_clock() -> None:
 def test_the_gateway_answers_a_slow_math_answer_with_zero_under_the_configured_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("REFEREE_MATH_BUDGET_S", "0.4")
+    monkeypatch.setenv("REFEREE_CPU_BUDGET_S", "0.4")
     settings = small_settings(item_timeout_s=20.0, cpu_workers=1)
-    assert settings.engines.math_budget_s == 0.4
+    assert settings.engines.cpu_budget_s == 0.4
     body = {"items": [{"verifier": "math", "response": SLOW_ANSWERS[1], "reference": "1"}]}
     with TestClient(create_app(settings)) as client:
         start = time.monotonic()

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from referee.verifiers import budget
 from referee.verifiers.base import (
     ItemInvalid,
     ItemVerifier,
@@ -115,19 +116,31 @@ class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
             return NOT_INSTALLED
         return None
 
+    def __init__(self, budget_s: float = budget.DEFAULT_BUDGET_S) -> None:
+        self.budget_s = budget_s
+        """CPU seconds a scorer may spend on one answer, under a pool (see `check`)."""
+
     def check(self, item: Item, params: ReasoningParams) -> Outcome:
+        """Score with the dataset's scorer. A scorer may run sympy on the answer
+        (``simple_integration`` simplifies its derivative), which an answer can keep busy
+        for minutes: that work runs under `budget_s` (`referee.verifiers.budget`), past
+        which the answer scores 0, flagged ``over_budget``."""
         reference = _reference(item.reference)
         answer = _answer(item.response_text(), params.extract)
         entry = _restored(reference.dataset, reference.entry.model_dump())
-        score = _scorer(reference.dataset)(answer, entry)
-        reward = score if params.credit == "dataset" else float(score >= 1.0)
-        details = {
+        scorer = _scorer(reference.dataset)
+        details: dict[str, Any] = {
             "dataset": reference.dataset,
-            "score": score,
             "answer": (answer or "")[:200],
             "reasoning_gym": _version(),
         }
-        return Outcome(reward, details=details)
+        if not budget.begin(self.budget_s):
+            reason = f"scoring this answer took more than {self.budget_s:g} s of CPU"
+            flags = [budget.OVER_BUDGET]
+            return Outcome(0.0, details={**details, "score": 0.0, "reason": reason, "flags": flags})
+        score = scorer(answer, entry)
+        reward = score if params.credit == "dataset" else float(score >= 1.0)
+        return Outcome(reward, details={**details, "score": score})
 
 
 def _reference(raw: object) -> ReasoningReference:
