@@ -59,7 +59,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         ChoiceVerifier(),
         FormatVerifier(),
         LengthVerifier(),
-        SimilarityVerifier(),
+        SimilarityVerifier(budget_s=engines.cpu_budget_s),
         ToolCallVerifier(),
         InstructionsVerifier(),
         ReasoningGymVerifier(budget_s=engines.cpu_budget_s),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -133,6 +134,21 @@ def test_a_reasoning_gym_answer_that_keeps_its_scorer_busy_scores_zero_flagged(
     assert (over.status, over.reward) == (Status.OK, 0.0)
     assert over.details["flags"] == ["over_budget"]
     assert (scored.status, scored.reward) == (Status.OK, 1.0)
+
+
+def test_a_response_that_keeps_a_similarity_metric_busy_scores_zero_flagged(
+    pool: ProcessPool,
+) -> None:
+    # METEOR aligns every pair of words: 3 s for 100,000 words against 2,000.
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(3000)]
+    reference = " ".join(rng.choice(words) for _ in range(2000))
+    response = " ".join(rng.choice(words) for _ in range(100_000))
+    params = {"metric": "meteor"}
+    item = Item(verifier="similarity", response=response, reference=reference, params=params)
+    [result] = run(pool, [item])
+    assert (result.status, result.reward) == (Status.OK, 0.0)
+    assert result.details["flags"] == ["over_budget"]
 
 
 def test_a_group_repeating_a_slow_answer_pays_for_it_once(pool: ProcessPool) -> None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import math
+import random
+import secrets
 from typing import Any
 
 import pytest
@@ -121,3 +123,24 @@ def test_similarity_invalid(score, reference, params, code, field) -> None:  # t
     assert result.reward is None
     assert result.error.code == code
     assert field in result.error.message
+
+
+def test_rouge_l_equals_rouge_scores_own_lcs_on_fresh_random_texts() -> None:
+    """`rouge_l` replaces rouge-score's LCS table with rapidfuzz's: same value, always.
+    Small vocabularies make long, ambiguous common subsequences; the seed is fresh."""
+    from rouge_score.rouge_scorer import RougeScorer
+
+    from referee.verifiers.rules.similarity import _WORDS, rouge_l
+
+    theirs = RougeScorer(["rougeL"], tokenizer=_WORDS)
+    rng = random.Random(secrets.randbits(64))
+    for _ in range(300):
+        vocabulary = [f"w{i}" for i in range(rng.randint(1, 12))] + ["Ünï", "мир", "3"]
+        reference, response = (
+            " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 80))) for _ in "ab"
+        )
+        expected = theirs.score(reference, response)["rougeL"].fmeasure
+        assert rouge_l(reference, response) == pytest.approx(expected, abs=1e-12), (
+            reference,
+            response,
+        )
