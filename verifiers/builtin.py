@@ -61,7 +61,7 @@ def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:
         LengthVerifier(),
         SimilarityVerifier(budget_s=engines.cpu_budget_s),
         ToolCallVerifier(),
-        InstructionsVerifier(),
+        InstructionsVerifier(budget_s=engines.cpu_budget_s),
         ReasoningGymVerifier(budget_s=engines.cpu_budget_s),
         CompositeVerifier(),
         CalibrationVerifier(),

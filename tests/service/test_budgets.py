@@ -151,6 +151,22 @@ def test_a_response_that_keeps_a_similarity_metric_busy_scores_zero_flagged(
     assert result.details["flags"] == ["over_budget"]
 
 
+def test_a_response_that_keeps_punkt_busy_follows_no_instruction_flagged(
+    pool: ProcessPool,
+) -> None:
+    # Punkt: about 0.1 ms a sentence; 150,000 of them take far longer than the budget.
+    reference = {
+        "instruction_id_list": ["length_constraints:number_sentences"],
+        "kwargs": [{"num_sentences": 2, "relation": "at least"}],
+    }
+    item = Item(verifier="instructions", response="It is. " * 150_000, reference=reference)
+    start = time.monotonic()
+    [result] = run(pool, [item])
+    assert time.monotonic() - start < BUDGET_S + RESPAWN_S
+    assert (result.status, result.reward) == (Status.OK, 0.0)
+    assert result.details["flags"] == ["over_budget"]
+
+
 def test_a_group_repeating_a_slow_answer_pays_for_it_once(pool: ProcessPool) -> None:
     # The fresh worker keeps the over-budget verdict in its pair cache, like any verdict.
     group = [math(SLOW_ANSWERS[0], reference="2") for _ in range(8)]

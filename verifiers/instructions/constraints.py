@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +29,22 @@ from referee.verifiers.instructions.text import count_words, language_of
 
 Relation = Literal["less than", "at least"]
 PATTERN_TIMEOUT_S = 0.5
+T = TypeVar("T")
+
+
+class PatternTimeout(Exception):
+    """A pattern the reference gave (a keyword, a section splitter, a postscript marker:
+    IFEval reads them as regular expressions) ran past `PATTERN_TIMEOUT_S`: backtracking
+    that no response can cause in a sound pattern, so the reference's fault."""
+
+
+def _client_pattern(match: Callable[[], T]) -> T:
+    """``match()``, a search with a pattern from the reference; its timeout is the
+    pattern's (`PatternTimeout`), unlike the time limits of NLTK's own tokenizers."""
+    try:
+        return match()
+    except TimeoutError as exc:
+        raise PatternTimeout(str(exc)) from None
 
 
 class Kwargs(BaseModel):
@@ -122,9 +138,10 @@ def _compare(count: int, threshold: int, relation: Relation) -> bool:
 
 
 def _search(pattern: str, text: str) -> bool:
-    return (
-        regex.search(pattern, text, flags=regex.IGNORECASE, timeout=PATTERN_TIMEOUT_S) is not None
+    found = _client_pattern(
+        lambda: regex.search(pattern, text, flags=regex.IGNORECASE, timeout=PATTERN_TIMEOUT_S)
     )
+    return found is not None
 
 
 def _language(text: str, k: Language) -> bool:
@@ -180,7 +197,7 @@ def _highlights(text: str, k: Highlights) -> bool:
 
 def _sections(text: str, k: Sections) -> bool:
     splitter = r"\s?" + k.section_spliter.strip() + r"\s?\d+\s?"
-    parts = regex.split(splitter, text, timeout=PATTERN_TIMEOUT_S)
+    parts = _client_pattern(lambda: regex.split(splitter, text, timeout=PATTERN_TIMEOUT_S))
     return len(parts) - 1 >= k.num_sections
 
 
@@ -204,7 +221,10 @@ def _postscript(text: str, k: Postscript) -> bool:
         pattern = r"\s*p\.\s?s\..*$"
     else:
         pattern = r"\s*" + marker.lower() + r".*$"
-    found = regex.findall(pattern, text.lower(), flags=regex.MULTILINE, timeout=PATTERN_TIMEOUT_S)
+    lowered = text.lower()
+    found = _client_pattern(
+        lambda: regex.findall(pattern, lowered, flags=regex.MULTILINE, timeout=PATTERN_TIMEOUT_S)
+    )
     return bool(found)
 
 
@@ -213,8 +233,10 @@ def _keywords(text: str, k: Keywords) -> bool:
 
 
 def _keyword_frequency(text: str, k: KeywordFrequency) -> bool:
-    found = regex.findall(
-        k.keyword.strip(), text, flags=regex.IGNORECASE, timeout=PATTERN_TIMEOUT_S
+    found = _client_pattern(
+        lambda: regex.findall(
+            k.keyword.strip(), text, flags=regex.IGNORECASE, timeout=PATTERN_TIMEOUT_S
+        )
     )
     return _compare(len(found), k.frequency, k.relation)
 

@@ -25,6 +25,7 @@ import regex
 from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
+from referee.verifiers import budget
 from referee.verifiers.base import (
     ItemInvalid,
     ItemVerifier,
@@ -33,7 +34,12 @@ from referee.verifiers.base import (
     describe_validation_error,
     object_reference,
 )
-from referee.verifiers.instructions.constraints import CONSTRAINTS, Kwargs, NoKwargs
+from referee.verifiers.instructions.constraints import (
+    CONSTRAINTS,
+    Kwargs,
+    NoKwargs,
+    PatternTimeout,
+)
 from referee.verifiers.instructions.ifbench import IDS as IFBENCH_IDS
 from referee.verifiers.instructions.ifbench import IfbenchCheck
 from referee.verifiers.reference_cache import ReferenceCache
@@ -70,10 +76,12 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
         "all or fraction."
     )
 
-    def __init__(self) -> None:
+    def __init__(self, budget_s: float = budget.DEFAULT_BUDGET_S) -> None:
         self._built: ReferenceCache[dict[str, tuple[Any, Kwargs]]] = ReferenceCache(
             BUILT_REFERENCES, BUILT_REFERENCE_BYTES
         )
+        self.budget_s = budget_s
+        """CPU seconds the checks may spend on one response, under a pool (see `check`)."""
 
     def check(self, item: Item, params: InstructionsParams) -> Outcome:
         # A reference's checks are built once: kwargs validated, IFBench's checkers made.
@@ -86,20 +94,38 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
         # An empty (or blank) variant follows nothing; it is never checked.
         variants = loose_variants(text) if params.mode == "loose" else [text]
         variants = [v for v in variants if v.strip()]
+        # Counting a response's sentences or words (NLTK's Punkt: about 0.1 ms a sentence),
+        # detecting its language and IFBench's checkers cost what the response makes them
+        # cost: a response that keeps them busy past the budget follows nothing.
+        if not budget.begin(self.budget_s):
+            variants = []
         components: dict[str, float] = {}
+        costly = not variants and bool(text.strip())
         for key, (check, kwargs) in constraints.items():
             try:
                 held = any(check(v, kwargs) for v in variants)
-            except (regex.error, TimeoutError) as exc:
+            except (regex.error, PatternTimeout) as exc:
                 message = f"reference.kwargs: {key}: a pattern that cannot be used ({exc})"
                 raise ItemInvalid("invalid_reference", message) from None
+            except TimeoutError:  # a tokenizer's own limit (Punkt's: 5 s), outside a pool
+                held, costly = False, True
             components[key] = float(held)
-        passed = sum(components.values())
-        reward = (
-            float(passed == len(components)) if params.reward == "all" else passed / len(components)
-        )
-        details = {"followed": int(passed), "instructions": len(components), "mode": params.mode}
-        return Outcome(reward, components=components, details=details)
+        return _outcome(components, params, costly)
+
+
+def _outcome(components: dict[str, float], params: InstructionsParams, costly: bool) -> Outcome:
+    passed = sum(components.values())
+    reward = (
+        float(passed == len(components)) if params.reward == "all" else passed / len(components)
+    )
+    details: dict[str, Any] = {
+        "followed": int(passed),
+        "instructions": len(components),
+        "mode": params.mode,
+    }
+    if costly:
+        details["flags"] = [budget.OVER_BUDGET]
+    return Outcome(reward, components=components, details=details)
 
 
 BUILT_REFERENCES = 1024

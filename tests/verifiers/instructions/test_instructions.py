@@ -218,6 +218,25 @@ def test_bad_references_are_invalid(
     assert result.error is not None and field in result.error.message
 
 
+def test_a_reference_pattern_that_backtracks_is_the_references_fault() -> None:
+    # IFEval reads keywords as regular expressions; a nested quantifier is a ReDoS.
+    result = score("a" * 60 + "!", ["keywords:existence"], [{"keywords": ["(a|aa)+$"]}])
+    assert result.status == Status.INVALID
+    assert result.error is not None and "a pattern that cannot be used" in result.error.message
+
+
+def test_a_response_too_long_for_punkt_follows_nothing_flagged_not_invalid() -> None:
+    """NLTK's Punkt gives up after 5 s (its own regex time limit, raising TimeoutError):
+    that is the response's cost, not a bad reference. It once made the item
+    ``invalid: invalid_reference``. (In a pool the CPU budget stops it sooner.)"""
+    ids = ["length_constraints:number_sentences", "punctuation:no_comma"]
+    kwargs = [{"num_sentences": 2, "relation": "at least"}, {}]
+    result = score("It is. " * 150_000, ids, kwargs, reward="fraction")
+    assert result.status == Status.OK, result.error
+    assert result.components == {ids[0]: 0.0, ids[1]: 1.0}
+    assert result.details["flags"] == ["over_budget"]
+
+
 RELATIONS: list[tuple[str, Callable[[int, str], dict[str, Any]]]] = [
     ("length_constraints:number_words", lambda n, rel: {"num_words": n, "relation": rel}),
     (
