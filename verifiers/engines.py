@@ -29,10 +29,11 @@ class EngineSettings(BaseModel):
     rm: RMSettings = Field(default_factory=RMSettings)
     sql_fixtures: Path | None = None
     cpu_budget_s: float = Field(default=DEFAULT_BUDGET_S, gt=0, le=3600)
-    """CPU seconds a verifier that runs an engine on the response (``math``'s sympy,
-    ``reasoning_gym``'s scorers) may spend on one item in a worker pool; past it the item
-    scores 0, flagged ``over_budget`` (`referee.verifiers.budget`). Keep it under the
-    item timeout, or items time out first."""
+    """CPU seconds a verifier whose cost the response drives (``math``'s sympy,
+    ``reasoning_gym``'s scorers, ``instructions``, ``similarity``, ``choice``,
+    ``tool_call``) may spend on one item in a worker pool; past it the item scores 0,
+    flagged ``over_budget`` (`referee.verifiers.budget`). Keep it under the item
+    timeout, or items time out first."""
 
     @classmethod
     def from_env(cls) -> EngineSettings:

@@ -167,6 +167,36 @@ def test_a_response_that_keeps_punkt_busy_follows_no_instruction_flagged(
     assert result.details["flags"] == ["over_budget"]
 
 
+MEGABYTE = 1_000_000
+COSTLY_RESPONSES: dict[str, tuple[str, object, dict[str, Any], str]] = {
+    # verifier, reference, params, a response that costs it seconds of CPU
+    "choice: a megabyte of one-letter paragraphs": ("choice", "C", {}, "a\n\n" * (MEGABYTE // 3)),
+    "tool_call: a megabyte of Python statements, where no call is right": (
+        "tool_call",
+        {"calls": []},
+        {},
+        "a\n\n" * (MEGABYTE // 3),
+    ),
+    "similarity: sacrebleu tokenizing a megabyte of commas": (
+        "similarity",
+        "the cat sat",
+        {"metric": "bleu"},
+        "," * MEGABYTE,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(COSTLY_RESPONSES))
+def test_a_response_costly_to_read_scores_zero_flagged(pool: ProcessPool, case: str) -> None:
+    verifier, reference, params, response = COSTLY_RESPONSES[case]
+    item = Item(verifier=verifier, response=response, reference=reference, params=params)
+    start = time.monotonic()
+    [result] = run(pool, [item])
+    assert time.monotonic() - start < BUDGET_S + RESPAWN_S
+    assert (result.status, result.reward) == (Status.OK, 0.0), result
+    assert result.details["flags"] == ["over_budget"]
+
+
 def test_a_group_repeating_a_slow_answer_pays_for_it_once(pool: ProcessPool) -> None:
     # The fresh worker keeps the over-budget verdict in its pair cache, like any verdict.
     group = [math(SLOW_ANSWERS[0], reference="2") for _ in range(8)]

@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
 
+from referee.verifiers import budget
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.normalization import Normalization
 from referee.verifiers.types import Item
@@ -129,10 +130,18 @@ class ChoiceVerifier(ItemVerifier[ChoiceParams]):
         "Multiple-choice answer extraction (letters, boxed, 'answer is') vs the gold option."
     )
 
+    def __init__(self, budget_s: float = budget.DEFAULT_BUDGET_S) -> None:
+        self.budget_s = budget_s
+        """CPU seconds reading one response may take, under a pool: extraction is linear,
+        but a megabyte of one-letter lines is 300,000 candidate mentions (6 s)."""
+
     def check(self, item: Item, params: ChoiceParams) -> Outcome:
         letters = params.allowed_letters()
         options = params.option_map() if params.allow_text_match else {}
         gold = _gold(item.reference, letters, params.option_map())
+        if not budget.begin(self.budget_s):
+            spent = {"extracted": None, "gold": gold, "reason": "no_answer"}
+            return Outcome(reward=0.0, details={**spent, "flags": [budget.OVER_BUDGET]})
         named, source = _extract(item.response_text(), _grammar(letters), options)
         details: dict[str, object] = {"extracted": None, "gold": gold, "source": source}
         if len(named) > 1:

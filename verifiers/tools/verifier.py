@@ -33,6 +33,7 @@ from pydantic import (
     model_validator,
 )
 
+from referee.verifiers import budget
 from referee.verifiers.base import (
     ItemInvalid,
     ItemVerifier,
@@ -110,14 +111,20 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         "syntax) against gold calls, with the BFCL AST checker's semantics."
     )
 
-    def __init__(self) -> None:
+    def __init__(self, budget_s: float = budget.DEFAULT_BUDGET_S) -> None:
         self._references: ReferenceCache[list[GoldRule]] = ReferenceCache(
             REFERENCE_CACHE, CACHED_REFERENCE_BYTES
         )
+        self.budget_s = budget_s
+        """CPU seconds reading one response may take, under a pool: a megabyte read as
+        Python is 300,000 statements for CPython's parser (3 s)."""
 
     def check(self, item: Item, params: ToolCallParams) -> Outcome:
         raw = item.reference
         golds = self._references.get(raw, lambda: _rules(_validated(raw)))
+        if not budget.begin(self.budget_s):
+            # Never "no call, so right" for an irrelevance reference: a wrong answer's 0.
+            return _over_budget(golds)
         try:
             calls = parse_calls(item.response, params.format) or []
             unreadable, attempted = None, False
@@ -132,6 +139,12 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
             reward = float(not calls and not attempted)
             return Outcome(reward, components={"format": reward}, details=details)
         return _graded(calls, golds, params, details, unreadable)
+
+
+def _over_budget(golds: list[GoldRule]) -> Outcome:
+    parts = ("format", "names", "arguments") if golds else ("format",)
+    details = {"calls": [], "expected": len(golds), "flags": [budget.OVER_BUDGET]}
+    return Outcome(0.0, components=dict.fromkeys(parts, 0.0), details=details)
 
 
 def _rules(reference: ToolReference) -> list[GoldRule]:
