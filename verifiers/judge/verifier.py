@@ -42,6 +42,7 @@ from referee.verifiers.judge.cache import ReplyCache
 from referee.verifiers.judge.caps import require_allowed_content, require_within_caps
 from referee.verifiers.judge.dialogue import Answer, Session
 from referee.verifiers.judge.embedding import grade_embedding
+from referee.verifiers.judge.floors import floored
 from referee.verifiers.judge.grading import (
     grade_explicit,
     grade_implicit,
@@ -195,7 +196,8 @@ class JudgeVerifier:
         wanted = params.deadline_s or default_deadline
         limit = item_timeout_s.get()
         deadline = start + (min(wanted, limit) if limit is not None else wanted)
-        allowance = Allowance.of(params.profile, profile)
+        response_bytes = _response_bytes(item, params, messages)
+        allowance = Allowance.of(params.profile, profile, response_bytes=response_bytes)
         return JudgedItem(index, item, params, rubric, deadline, logprobs, allowance, messages)
 
     async def _run_one(
@@ -208,7 +210,7 @@ class JudgeVerifier:
             "labels": grade_labels,
             "embedding": grade_embedding,
         }.get(job.params.mode, grade_pairwise)
-        outcome = await _guarded(grade(session, job), job.deadline)
+        outcome = await _guarded(floored(grade(session, job), job), job.deadline)
         result = outcome[0] if isinstance(outcome, list) else outcome
         result.elapsed_ms = (time.monotonic() - start) * 1000.0
         results[job.index] = result
@@ -299,6 +301,35 @@ def _validated(
         message = describe_validation_error(exc, "reference")
         raise ItemInvalid("invalid_reference", message) from None
     return _resolved(params, profiles), rubric, messages
+
+
+TRACKED_RESPONSE_CHARS = 64
+"""In the caller's messages, a response is told apart by finding it; a shorter one could
+be found where the caller wrote the same words."""
+
+
+def _response_bytes(item: Item, params: JudgeParams, messages: Messages | None) -> int:
+    """Bytes of the response in each of the item's calls, so the allowance can tell a
+    response too long for the judge from a request too big for it (`ResponseTooLong`).
+    Our templates carry it once; the caller's messages as many times as they hold it.
+    A tournament's calls carry two members' responses: not told apart there."""
+    if params.mode == "tournament":
+        return 0
+    response = item.response_text()
+    size = len(response.encode())
+    if messages is None:
+        return size
+    if len(response) < TRACKED_RESPONSE_CHARS:
+        return 0
+    return size * sum(_texts(message).count(response) for message in messages)
+
+
+def _texts(message: dict[str, Any]) -> str:
+    """A message's text: its content, or its text parts' (newline-joined)."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
 
 
 def _resolved(params: JudgeParams, profiles: Mapping[str, JudgeProfile]) -> JudgeParams:

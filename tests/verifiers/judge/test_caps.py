@@ -81,21 +81,6 @@ async def test_within_the_caps_the_item_is_scored_as_asked(
     assert (request["max_tokens"], request["n"]) == (2048, 2)
 
 
-async def test_prompt_bytes_are_capped_over_all_the_items_calls(
-    endpoint: JudgeEndpoint, make_judge: MakeJudge
-) -> None:
-    """Each of the 4 calls repeats the 3 kB response: the second call would pass the
-    6 kB allowance, so the item stops there, invalid, having sent one call."""
-    endpoint.script = rubric_judge({f"c{i}": 1 for i in range(4)})
-    judge = make_judge(max_prompt_bytes_per_item=6000)
-    judged = item("x" * 3000, criteria(4), criteria_per_call=1, cache=False)
-    [result] = await judge.ascore([judged])
-    assert result.status is Status.INVALID
-    assert result.error is not None and result.error.code == "judge_budget"
-    assert "max_prompt_bytes_per_item" in result.error.message
-    assert len(endpoint.requests) <= 2
-
-
 async def test_a_tournament_group_shares_its_members_allowances(
     endpoint: JudgeEndpoint, make_judge: MakeJudge
 ) -> None:
