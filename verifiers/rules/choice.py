@@ -426,7 +426,7 @@ def _read_segment(segment: str, grammar: _Grammar, options: dict[str, str]) -> t
 def _read_response(text: str, grammar: _Grammar, options: dict[str, str]) -> tuple[str, ...]:
     """The letters a response with no boxed or answer segment names: explicit forms only,
     unless the response is nothing but an answer ("c", "C.", "A or C")."""
-    whole = _whole_answer(_clean(text), grammar)
+    whole = _whole_answer(_clean(text), grammar) if len(text) <= WHOLE_ANSWER_CHARS else ()
     if whole:
         return whole
     for line in reversed(text.splitlines()):
@@ -442,6 +442,10 @@ def _read_response(text: str, grammar: _Grammar, options: dict[str, str]) -> tup
     return _text_matches(text, options)
 
 
+WHOLE_ANSWER_CHARS = 256
+"""Longest response read as nothing but an answer ("A or C", "(B)."): every one of 26
+options joined by separators fits, and a long response is not read letter by letter
+(300,000 lone letters cost seconds to find and then to find wanting)."""
 # Decoration allowed around a response that is only an answer: "(C)", "C.", "'c'".
 _DECORATION = " \t\n.:()\"'"
 
