@@ -18,6 +18,7 @@ reward.
 
 from __future__ import annotations
 
+import csv
 import functools
 import inspect
 import random
@@ -116,6 +117,8 @@ class IfbenchCheck:
     def __call__(self, text: str, _: object = None) -> bool:
         try:
             return bool(self._instruction.check_following(text))
+        except csv.Error:  # the csv module saying the response is not CSV: not followed
+            return False
         except LookupError as exc:
             found = _RESOURCE.search(str(exc))
             what = found.group(1) if found else "its data"

@@ -39,6 +39,8 @@ CASES: list[tuple[str, dict[str, Any] | None, str, float]] = [
     ("words:palindrome", None, "racecar level kayak refer rotor civic radar madam stats solos", 1),
     ("words:palindrome", None, "racecar level kayak noon", 0.0),
     ("format:emoji", None, "No emoji here.", 0.0),
+    # csv.Error from IFBench's checker (a bare carriage return) is not CSV: it was an error
+    ("custom:csv_city", None, "ID,Country,City\r1,France,Paris\r\x00", 0.0),
 ]  # fmt: skip
 
 
