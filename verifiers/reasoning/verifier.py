@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from referee.verifiers import budget
 from referee.verifiers.base import (
+    ItemError,
     ItemInvalid,
     ItemVerifier,
     NotConfigured,
@@ -138,9 +139,32 @@ class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
             reason = f"scoring this answer took more than {self.budget_s:g} s of CPU"
             flags = [budget.OVER_BUDGET]
             return Outcome(0.0, details={**details, "score": 0.0, "reason": reason, "flags": flags})
-        score = scorer(answer, entry)
+        score, failure = _scored(scorer, answer, entry)
         reward = score if params.credit == "dataset" else float(score >= 1.0)
+        if failure is not None:
+            details.update(scorer_error=failure, flags=["scorer_failed"])
         return Outcome(reward, details={**details, "score": score})
+
+
+def _scored(scorer: Scorer, answer: str | None, entry: dict[str, Any]) -> tuple[float, str | None]:
+    """The scorer's score and None; or 0 and what it raised, when it raises on this answer
+    yet scores the entry's own answer. Some of reasoning-gym's scorers let a parse error
+    through (``prime_factorization``'s ``int()`` on anything but numbers, ``coin_flip``'s
+    ``float()`` on a huge number): a malformed answer became an ``error`` that a policy
+    could write at will, and that stops a trainer. A scorer that fails on the entry's
+    own answer too has a problem this cannot place: it raises as before (``error``)."""
+    try:
+        return scorer(answer, entry), None
+    except (ItemInvalid, ItemError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a third-party scorer; placed below
+        failure = f"{type(exc).__name__}: {exc}"[:300]
+        gold = entry.get("answer")
+        try:
+            scorer(None if gold is None else str(gold), entry)
+        except Exception:  # noqa: BLE001 - cannot tell the answer from the scorer
+            raise exc from None
+    return 0.0, failure
 
 
 def _reference(raw: object) -> ReasoningReference:

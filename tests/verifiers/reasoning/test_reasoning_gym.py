@@ -287,3 +287,34 @@ def test_a_reference_given_as_json_text_scores_as_the_object() -> None:
         )
         [result] = VERIFIER.score([item])
         assert result.status == Status.OK and result.reward == reward
+
+
+SCORERS_THAT_RAISE = [
+    # reasoning-gym scorers that let a parse error through on a malformed answer
+    ("prime_factorization", "(((("),
+    ("prime_factorization", "2 \u00d7 two"),
+    ("coin_flip", "\U0001d7dc" * 3000),  # float() reads math digits: an overflow
+]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "answer"), SCORERS_THAT_RAISE, ids=["parens", "word", "digits"]
+)
+def test_a_malformed_answer_a_scorer_raises_on_is_wrong_and_flagged(
+    dataset: str, answer: str
+) -> None:
+    """It was ``error: verifier_failed``: an item a policy could break at will."""
+    [entry] = entries(dataset, size=1)
+    result = score(dataset, entry, answer)
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert result.details["flags"] == ["scorer_failed"]
+    assert "Error" in result.details["scorer_error"]
+    assert score(dataset, entry, entry["answer"]).reward == 1.0
+
+
+def test_a_scorer_that_fails_on_the_entrys_own_answer_too_is_still_an_error() -> None:
+    [entry] = entries("prime_factorization", size=1)
+    broken = {**entry, "answer": "two \u00d7 three"}
+    result = score("prime_factorization", broken, "((((")
+    assert result.status == Status.ERROR and result.error is not None
+    assert result.error.code == "verifier_failed"
