@@ -222,13 +222,17 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             Judged(suite.cases[i].stdin, suite.cases[i].expected, outcomes[i].stdout) for i in ran
         ]
         checker_limits = Limits(wall_s=max(limits.wall_s, 5.0), cpu_s=max(limits.cpu_s, 5.0))
-        scores = run_checker(
+        checked = run_checker(
             self.sandbox, suite.checker or "", suite.checker_language, judged, checker_limits
         )
-        for index, score in zip(ran, scores, strict=True):
-            verdicts[index].score = score
-            verdicts[index].status = "passed" if score >= 1.0 else "wrong_answer"
-            verdicts[index].diff = None if score >= 1.0 else f"checker score {score:g}"
+        for index, result in zip(ran, checked, strict=True):
+            verdict, score = verdicts[index], result.score
+            verdict.score = score
+            verdict.status = "passed" if score >= 1.0 else "wrong_answer"
+            verdict.diff = None if score >= 1.0 else f"checker score {score:g}"
+            if result.failure is not None:
+                verdict.diff = f"the checker failed on this output: {result.failure}"
+                verdict.flags = (*verdict.flags, "checker_failed")
 
 
 def _failed(

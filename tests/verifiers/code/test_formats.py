@@ -217,6 +217,23 @@ def test_special_judge_checker(score_many: ScoreMany, program: str, reward: floa
     assert result.reward == pytest.approx(reward)
 
 
+def test_output_that_crashes_the_checker_fails_its_case_not_the_item(
+    score_many: ScoreMany,
+) -> None:
+    """The checker's ``float()`` raises on ``abc``, yet it reads the expected output: the
+    candidate's output broke it, so the case scores 0 (it was ``invalid``, the client's
+    fault, which a response could cause at will)."""
+    ref = {"inputs": ["1\n", "2\n"], "outputs": ["0.333\n", "0.667\n"], "checker": CHECKER}
+    program = "x = int(input())\nprint('abc' if x == 2 else x / 3)"
+    (result,) = score_many([code_item(fenced(program), ref)])
+    assert result.status == Status.OK, result.error
+    assert result.reward == pytest.approx(0.5)
+    passed, crashed = result.details["cases"]
+    assert passed["status"] == "passed"
+    assert (crashed["status"], crashed["flags"]) == ("wrong_answer", ["checker_failed"])
+    assert "ValueError" in crashed["diff"]
+
+
 def test_ioi_subtasks_score_their_minimum(score_many: ScoreMany) -> None:
     ref = {
         "inputs": ["1\n", "2\n", "30\n", "40\n"],
