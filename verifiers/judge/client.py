@@ -43,6 +43,8 @@ class Choice:
 
     content: str
     tokens: list[TokenLogprob] | None
+    finish_reason: str | None = None
+    """``stop`` when the judge ended its reply itself; ``length`` when ``max_tokens`` cut it."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class ProfileClient:
         self._pool = open_pool(profile.base_url, profile.connect_timeout_s, profile.concurrency)
         self._slots = asyncio.Semaphore(profile.concurrency)
         self.closed = False
+        self.verdicts = 0
+        """Replies of this profile that parsed as verdicts: a judge that gave some works."""
         self._failures = 0
         self._open_until = 0.0
         self._last_failure = ("judge_unreachable", "")
@@ -196,6 +200,7 @@ def _completion(response: Response) -> Completion:
             Choice(
                 content=choice["message"].get("content") or "",
                 tokens=parse_tokens(choice.get("logprobs")),
+                finish_reason=choice.get("finish_reason"),
             )
             for choice in data["choices"]
         )

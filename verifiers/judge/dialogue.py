@@ -4,7 +4,9 @@
 in-flight coalescing table. `Session.ask` returns an `Answer` (a value per slot, averaged
 over samples, logprob-weighted where the endpoint gave ``top_logprobs``) or raises
 `ItemError` / `ItemTimeout`. A reply that still cannot be parsed after ``max_reasks``
-re-asks is ``ItemError("judge_unparsable")``: never a score.
+re-asks is ``ItemError("judge_unparsable")``: never a score; unless the judge works (its
+profile has given verdicts) and ended these replies itself, which is `Unjudged`: this
+response is what the judge would not grade.
 """
 
 from __future__ import annotations
@@ -22,6 +24,16 @@ from referee.verifiers.judge.profiles import NO_PROFILES, JudgeProfile
 from referee.verifiers.judge.prompts import REASK, Messages, load_template, seal
 from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, SlotValue, parse_reply
 from referee.verifiers.judge.usage import Usage, UsageMeter
+
+
+class Unjudged(Exception):
+    """A working judge (its profile has given verdicts) ended every reply to this item
+    itself, re-asks included, without a verdict: it refused or was led astray by what it
+    read, which the response controls. Scored at the mode's floor, flagged
+    ``judge_unparsable`` (`referee.verifiers.judge.floors`): as ``error`` it was a way
+    out of a low score (a trainer masks or retries it) that a policy could learn, e.g. by
+    writing what a judge refuses to grade. A judge that never gave a verdict, or whose
+    reply ``max_tokens`` cut, is the configuration's problem: ``error`` as before."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,7 @@ async def _converse(client: ProfileClient, question: Question, deadline: float) 
     messages = seal(question.messages)  # fresh fence tags for this conversation
     usage = Usage()
     problem = ""
+    ended = True
     for reask in range(question.max_reasks + 1):
         if question.allowance is not None:
             question.allowance.charge(messages)
@@ -152,16 +165,18 @@ async def _converse(client: ProfileClient, question: Question, deadline: float) 
             except ReplyUnparsable as exc:
                 problem = str(exc)
         if parsed:
+            client.verdicts += 1
             return _summarise(question, parsed, reask, usage)
+        ended &= all(choice.finish_reason == "stop" for choice in completion.choices)
         first = completion.choices[0].content if completion.choices else ""
         messages += [
             {"role": "assistant", "content": first},
             {"role": "user", "content": load_template(REASK).user.substitute(problem=problem)},
         ]
-    raise ItemError(
-        "judge_unparsable",
-        f"{client.name}: reply unparsable after {question.max_reasks} re-asks: {problem}",
-    )
+    message = f"{client.name}: reply unparsable after {question.max_reasks} re-asks: {problem}"
+    if ended and client.verdicts > 0:
+        raise Unjudged(message)
+    raise ItemError("judge_unparsable", message)
 
 
 def _summarise(

@@ -1,10 +1,13 @@
-"""What a response too long for its judge earns: its mode's lowest reward.
+"""What a response too long for its judge, or one a working judge would not grade, earns:
+its mode's lowest reward.
 
 `ResponseTooLong` (`referee.verifiers.judge.allowance`) means the operator's cap on prompt
 bytes cannot carry what the policy wrote. The judge never read it, so it earned nothing:
 ``ok`` at the floor of the mode's reward, flagged ``response_too_long``. Not ``invalid``
 (the client did nothing wrong, and a trainer stops or masks on it) and not a truncated
-read (a policy would learn to pad a right answer's head with anything).
+read (a policy would learn to pad a right answer's head with anything). The same floor,
+flagged ``judge_unparsable``, for a response a working judge ended its replies to without
+a verdict (`referee.verifiers.judge.dialogue.Unjudged`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from referee.verifiers.judge.allowance import TOO_LONG, ResponseTooLong
+from referee.verifiers.judge.dialogue import Unjudged
 from referee.verifiers.judge.params import JudgedItem
 from referee.verifiers.judge.rubric import aggregate
 from referee.verifiers.types import Result, Status
@@ -23,13 +27,18 @@ async def floored(work: Coroutine[Any, Any, Result], job: JudgedItem) -> Result:
     try:
         return await work
     except ResponseTooLong as exc:
-        return floor_result(job, str(exc))
+        return floor_result(job, str(exc), TOO_LONG)
+    except Unjudged as exc:
+        return floor_result(job, str(exc), UNPARSABLE)
 
 
-def floor_result(job: JudgedItem, reason: str) -> Result:
-    """``ok`` at the mode's floor (`floor_components`), flagged ``response_too_long``."""
+UNPARSABLE = "judge_unparsable"
+
+
+def floor_result(job: JudgedItem, reason: str, flag: str) -> Result:
+    """``ok`` at the mode's floor (`floor_components`), flagged ``flag``."""
     reward, components = floor_components(job)
-    details = {"mode": job.params.mode, "reason": reason, "flags": [TOO_LONG]}
+    details = {"mode": job.params.mode, "reason": reason, "flags": [flag]}
     return Result(status=Status.OK, reward=reward, components=components, details=details)
 
 

@@ -40,9 +40,9 @@ from referee.verifiers.base import (
 from referee.verifiers.judge.allowance import Allowance
 from referee.verifiers.judge.cache import ReplyCache
 from referee.verifiers.judge.caps import require_allowed_content, require_within_caps
-from referee.verifiers.judge.dialogue import Answer, Session
+from referee.verifiers.judge.dialogue import Answer, Session, Unjudged
 from referee.verifiers.judge.embedding import grade_embedding
-from referee.verifiers.judge.floors import floored
+from referee.verifiers.judge.floors import UNPARSABLE, floored
 from referee.verifiers.judge.grading import (
     grade_explicit,
     grade_implicit,
@@ -383,6 +383,8 @@ async def _guarded(
             return await work
     except ItemInvalid as exc:
         return Result.failed(Status.INVALID, exc.code, exc.message)
+    except Unjudged as exc:  # a tournament's: whose response it was is not told apart
+        return Result.failed(Status.ERROR, UNPARSABLE, str(exc))
     except ItemError as exc:
         return Result.failed(Status.ERROR, exc.code, exc.message, retryable=exc.retryable)
     except (ItemTimeout, TimeoutError) as exc:

@@ -23,6 +23,7 @@ from referee.service.adapters.graders.schemas import (
     TextSimilarity,
 )
 from referee.service.adapters.graders.templates import Expansion, render
+from referee.verifiers.judge.floors import UNPARSABLE
 from referee.verifiers.python_grader import sample_of
 from referee.verifiers.rules.formula import FormulaError, evaluate, parse
 from referee.verifiers.types import Item, Result, Status
@@ -160,8 +161,7 @@ def combine(
     ``range``), so ``calculate_output`` sees the same numbers OpenAI's would.
     """
     if not isinstance(grader, Multi):
-        result = results[key]
-        return (result.reward if result.status == Status.OK else None), {}
+        return leaf_reward(results[key]), {}
     subs: dict[str, float | None] = {}
     values: dict[str, float] = {}
     for name, child in grader.graders.items():
@@ -179,6 +179,15 @@ def combine(
         return None, subs
 
 
+def leaf_reward(result: Result) -> float | None:
+    """A leaf's reward; None when it failed, or when a working judge would not grade the
+    sample (``judge_unparsable``: referee scores it at the floor, OpenAI's graders report
+    a parse error without a score, which this endpoint mirrors)."""
+    if result.status != Status.OK or UNPARSABLE in result.details.get("flags", ()):
+        return None
+    return result.reward
+
+
 def report(
     grader: Grader, leaves: Sequence[Leaf], results: Sequence[Result], execution_time: float
 ) -> GraderRunResponse:
@@ -191,7 +200,7 @@ def report(
         "type": grader.type,
         "errors": error_flags(leaves, results),
         "execution_time": execution_time,
-        "scores": {key: result.reward for key, result in by_key.items()},
+        "scores": {key: leaf_reward(result) for key, result in by_key.items()},
         "token_usage": sum(entry["total_tokens"] for entry in usage.values()) if usage else None,
         "sampled_model_name": None,
     }
@@ -244,6 +253,9 @@ def error_flags(
             flags["unresponsive_reward_error"] = True
         elif result.status != Status.OK:
             details += _flag(flags, key, item.verifier, result)
+        elif UNPARSABLE in result.details.get("flags", ()):
+            # A working judge would not grade this sample: scored at the range's floor.
+            flags["model_grader_parse_error"] = True
     if details:
         flags["other_error_details"] = "; ".join(details)
     return flags
