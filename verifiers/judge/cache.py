@@ -16,13 +16,15 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
+from referee.verifiers.judge.prompts import utf8
+
 T = TypeVar("T")
 
 
 def cache_key(profile: str, template: str, body: dict[str, Any]) -> str:
     """A digest of everything that determines the judge's answer."""
     canonical = json.dumps([profile, template, body], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(utf8(canonical)).hexdigest()
 
 
 class ReplyCache(Generic[T]):

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from referee.verifiers.base import ItemError, ItemTimeout
 from referee.verifiers.judge.logprobs import TokenLogprob, parse_tokens
 from referee.verifiers.judge.profiles import JudgeProfile
+from referee.verifiers.judge.prompts import utf8
 from referee.verifiers.judge.transport import Response, TransportError, UnsendableRequest, open_pool
 
 RETRYABLE_STATUS = frozenset({408, 429})
@@ -189,7 +190,7 @@ class ProfileClient:
 
 
 def _encode(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return utf8(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 
 def _completion(response: Response) -> Completion:

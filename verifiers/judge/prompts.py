@@ -74,12 +74,19 @@ def _sealed(content: str | list[dict[str, Any]], tag: str) -> str | list[dict[st
     ]
 
 
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 bytes, lone surrogates (which Python strings may hold and UTF-8
+    cannot) each as U+FFFD: a response given through the library API may carry them, and
+    the judge reads them so, rather than failing the batch."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode()
+
+
 def content_bytes(message: dict[str, Any]) -> int:
     """What a message's content costs to send: its text, or its parts' texts and URLs."""
     content = message.get("content", "")
     if isinstance(content, str):
-        return len(content.encode())
-    return len(json.dumps(content, ensure_ascii=False).encode())
+        return len(utf8(content))
+    return len(utf8(json.dumps(content, ensure_ascii=False)))
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,7 @@ def messages_version(messages: Messages) -> str:
     template file: ``messages@<digest of the exact messages sent>``, so a reward still
     names the prompt that produced it."""
     canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False)
-    return f"{CALLER_MESSAGES}@{hashlib.sha256(canonical.encode()).hexdigest()[:12]}"
+    return f"{CALLER_MESSAGES}@{hashlib.sha256(utf8(canonical)).hexdigest()[:12]}"
 
 
 @cache

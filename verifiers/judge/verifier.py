@@ -57,7 +57,7 @@ from referee.verifiers.judge.profiles import (
     JudgeSettings,
     profile_for_model,
 )
-from referee.verifiers.judge.prompts import Messages
+from referee.verifiers.judge.prompts import Messages, utf8
 from referee.verifiers.judge.rubric import Rubric
 from referee.verifiers.judge.usage import UsageCollector, UsageMeter
 from referee.verifiers.rules.references import text_references
@@ -316,7 +316,7 @@ def _response_bytes(item: Item, params: JudgeParams, messages: Messages | None) 
     if params.mode == "tournament":
         return 0
     response = item.response_text()
-    size = len(response.encode())
+    size = len(utf8(response))
     if messages is None:
         return size
     if len(response) < TRACKED_RESPONSE_CHARS:
