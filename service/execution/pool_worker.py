@@ -93,13 +93,14 @@ def _score(
     done_idx: list[int] = []
     done: list[Result] = []
     last_flush = time.monotonic()
+    starter = _budget_starter(progress)
+    meters = {False: Meter(starter, spent=False), True: Meter(starter, spent=True)}
     for start, stop in runs(items, registry):
         progress[STARTED] = time.monotonic()
         progress[LENGTH] = float(stop - start)
         progress[POSITION] = float(start)
         if stop - start == 1:
-            meter = Meter(_budget_starter(progress), spent=indices[start] in spent)
-            with metered(meter):
+            with metered(meters[indices[start] in spent]):
                 results = score_items(items[start:stop], registry)
         else:
             results = score_items(items[start:stop], registry)
