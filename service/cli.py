@@ -59,7 +59,8 @@ def serve(
     )
     registry = default_registry(settings.engines)
     executor = build_executor(settings, registry)
-    problems = check_start(registry, settings.engines, embedded=executor.name == "embedded")
+    embedded = executor.name == "embedded"
+    problems = check_start(registry, settings.engines, embedded, settings.item_timeout_s)
     print_banner(console, settings, executor.name, problems)
     log_problems(problems)
     uvicorn.run(

@@ -46,12 +46,27 @@ class Problem(BaseModel):
     verifier: str | None = None
 
 
-def check_start(registry: Registry, engines: EngineSettings, embedded: bool) -> list[Problem]:
+def check_start(
+    registry: Registry, engines: EngineSettings, embedded: bool, item_timeout_s: float
+) -> list[Problem]:
     """The start-up check: everything here when ``embedded``; with the distributed
     executor, sandbox and verifiers are the workers' to check (they do as they start)."""
-    if not embedded:
-        return find_problems(None, None)
-    return find_problems(registry, engines.sandbox)
+    problems = find_problems(registry, engines.sandbox) if embedded else find_problems(None, None)
+    found = budget_problem(engines.cpu_budget_s, item_timeout_s)
+    return [*problems, found] if found is not None else problems
+
+
+def budget_problem(cpu_budget_s: float, item_timeout_s: float) -> Problem | None:
+    """A CPU budget no item can reach before its timeout: answers that keep a verifier
+    busy come back ``timeout`` again, not scored (`referee.verifiers.budget`)."""
+    if cpu_budget_s < item_timeout_s:
+        return None
+    message = (
+        f"REFEREE_CPU_BUDGET_S ({cpu_budget_s:g}) is not under REFEREE_ITEM_TIMEOUT_S "
+        f"({item_timeout_s:g}): responses that keep a verifier busy time out instead of "
+        "scoring 0 (over_budget); lower the budget or raise the timeout"
+    )
+    return Problem(component="settings", message=message)
 
 
 def log_problems(problems: list[Problem]) -> None:

@@ -79,7 +79,9 @@ def create_app(
         found = problems
         if found is None:
             embedded = not isinstance(executor, CeleryExecutor)
-            found = await asyncio.to_thread(check_start, registry, settings.engines, embedded)
+            found = await asyncio.to_thread(
+                check_start, registry, settings.engines, embedded, settings.item_timeout_s
+            )
             log_problems(found)
         app.state.dispatcher.disable(found)
         await executor.start()

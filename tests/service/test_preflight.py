@@ -20,9 +20,10 @@ from referee.gpu_rm.settings import RMSettings
 from referee.sandbox.settings import SandboxSettings
 from referee.service.banner import print_banner
 from referee.service.http.app import create_app
-from referee.service.preflight import Problem, find_problems
+from referee.service.preflight import Problem, check_start, find_problems
 from referee.verifiers.code.raw_run import RawRunVerifier
 from referee.verifiers.code.verifier import CodeVerifier
+from referee.verifiers.engines import EngineSettings
 from referee.verifiers.judge.profiles import JudgeProfile
 from referee.verifiers.judge.verifier import JudgeVerifier
 from referee.verifiers.math import MathVerifier
@@ -132,6 +133,15 @@ def test_an_infrastructure_failure_stays_retryable() -> None:
     assert result["status"] == "error", result
     assert result["error"]["code"] != "not_configured"
     assert result["error"]["retryable"] is True
+
+
+def test_a_cpu_budget_no_item_can_reach_is_reported_at_start() -> None:
+    engines = EngineSettings(cpu_budget_s=10.0)
+    found = check_start(Registry(), engines, embedded=False, item_timeout_s=10.0)
+    [problem] = [p for p in found if p.component == "settings"]
+    assert "REFEREE_CPU_BUDGET_S (10)" in problem.message and not problem.blocking
+    fine = check_start(Registry(), engines, embedded=False, item_timeout_s=30.0)
+    assert [p for p in fine if p.component == "settings"] == []
 
 
 def test_banner_escapes_markup_and_says_what_is_disabled() -> None:
