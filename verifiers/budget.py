@@ -37,6 +37,11 @@ OVER_BUDGET = "over_budget"
 """The flag and rule a verifier reports for an item whose budget ran out."""
 
 
+def exceeded(seconds: float) -> str:
+    """What an over-budget verdict says in ``details.reason``."""
+    return f"checking this response took more than {seconds:g} s of CPU (the budget)"
+
+
 @dataclass(frozen=True)
 class Meter:
     """What a pool worker installs around one item: ``start(seconds)`` raises the item's

@@ -344,7 +344,7 @@ def _judge(
     ) == (gold.norm.percent, gold.norm.degree, gold.norm.money):
         return 1.0, {**details, "rule": "identical"}
     if not budget.begin(budget_s):
-        reason = f"reading and comparing this answer took more than {budget_s:g} s of CPU"
+        reason = budget.exceeded(budget_s)
         details["pair_flags"] = [*details.get("pair_flags", ()), budget.OVER_BUDGET]
         return 0.0, {**details, "rule": budget.OVER_BUDGET, "reason": reason}
     try:

@@ -136,7 +136,7 @@ class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
             "reasoning_gym": _version(),
         }
         if not budget.begin(self.budget_s):
-            reason = f"scoring this answer took more than {self.budget_s:g} s of CPU"
+            reason = budget.exceeded(self.budget_s)
             flags = [budget.OVER_BUDGET]
             return Outcome(0.0, details={**details, "score": 0.0, "reason": reason, "flags": flags})
         score, failure = _scored(scorer, answer, entry)

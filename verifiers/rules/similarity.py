@@ -129,7 +129,7 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
         references = [norm.apply(ref) for ref in text_references(item.reference)]
         response = norm.apply(item.response_text())
         if not budget.begin(self.budget_s):  # METEOR aligns every word pair (see `Cost`)
-            reason = f"scoring this response took more than {self.budget_s:g} s of CPU"
+            reason = budget.exceeded(self.budget_s)
             details = {"metric": params.metric, "score": 0.0, "reason": reason}
             return Outcome(reward=0.0, details={**details, "flags": [budget.OVER_BUDGET]})
         score = self._score(params.metric, response, references)
