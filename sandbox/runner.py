@@ -124,9 +124,16 @@ class Sandbox:
         return None
 
     def run(
-        self, program: Program, cases: Sequence[Case], limits: Limits | None = None
+        self,
+        program: Program,
+        cases: Sequence[Case],
+        limits: Limits | None = None,
+        deadline: float | None = None,
     ) -> RunReport:
-        """Compile ``program`` once and run every case; see the module docstring."""
+        """Compile ``program`` once and run every case; see the module docstring. With a
+        ``deadline`` (`time.monotonic`), the latest a case may start, a case not started
+        by then is not run: ``cases`` in the report are then the outcomes of a prefix of
+        ``cases``, the ones that ran."""
         limits = limits or self.settings.limits
         lang = languages.find(program.language)
         if lang is None:
@@ -152,7 +159,9 @@ class Sandbox:
                 box.sanitize()
                 box.drop(list(files))
             if report.compile.status is CompileStatus.OK or lang.compile is None:
-                report.cases = self._cases(lang, list(files), box, binds, program, cases, limits)
+                report.cases = self._cases(
+                    lang, list(files), box, binds, program, cases, limits, deadline
+                )
         except SandboxFailure as exc:
             report.sandbox_status = SandboxStatus.ERROR
             report.message = str(exc)
@@ -316,6 +325,7 @@ class Sandbox:
         program: Program,
         cases: Sequence[Case],
         limits: Limits,
+        deadline: float | None = None,
     ) -> list[CaseOutcome]:
         fast = self._fast_path(lang)
         argv = lang.argv(lang.run, files, limits.memory_mb)
@@ -340,7 +350,17 @@ class Sandbox:
                 self._fell_back(exc)
                 return full(case)
 
-        return self._map(one, cases)
+        def timely(case: Case) -> CaseOutcome | None:
+            if deadline is not None and time.monotonic() > deadline:
+                return None  # too late to start
+            return one(case)
+
+        ran: list[CaseOutcome] = []
+        for found in self._map(timely, cases):
+            if found is None:
+                break  # cases start in order: the rest started later still
+            ran.append(found)
+        return ran
 
     def _fell_back(self, failure: SandboxFailure) -> None:
         """Say and count that the fast path could not run a case (it runs again in bwrap);

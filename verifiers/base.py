@@ -25,9 +25,11 @@ from referee.verifiers.reference_cache import ReferenceCache
 from referee.verifiers.types import NOT_CONFIGURED, Item, Pool, Result, Status
 
 item_timeout_s: ContextVar[float | None] = ContextVar("referee_item_timeout_s", default=None)
-"""The executor's per-item limit (seconds) while an in-process verifier (io, gpu pools)
-runs. Process pools kill on their own; a verifier with internal deadlines (a judge)
-caps them at this so its items come back ``timeout`` per item, not cut off together."""
+"""The executor's per-item limit (seconds) while a verifier runs (None: no executor, a
+library call). Process pools kill an item past it on their own; a verifier with internal
+deadlines (a judge) caps them at this so its items come back ``timeout`` per item, not
+cut off together, and one that runs many steps (the code verifier's test cases) paces
+them to finish within it."""
 
 
 class ItemInvalid(Exception):

@@ -30,6 +30,7 @@ class ItemsMessage(NamedTuple):
     indices: list[int]
     items: list[dict[str, Any]]
     spent: list[int]
+    item_timeout: float
 
 
 class ResultsMessage(NamedTuple):

@@ -35,7 +35,7 @@ from referee.service.execution.pipe_codec import (
     pack_results,
     unpack_items,
 )
-from referee.verifiers.base import ItemVerifier
+from referee.verifiers.base import ItemVerifier, item_timeout_s
 from referee.verifiers.batch import score_items
 from referee.verifiers.budget import Meter, metered
 from referee.verifiers.builtin import default_registry
@@ -74,8 +74,12 @@ def serve(
             return
         if message is None:
             return
-        indices, packed, spent = ItemsMessage(*message)
-        _score(conn, progress, registry, indices, unpack_items(packed), set(spent))
+        indices, packed, spent, item_timeout = ItemsMessage(*message)
+        token = item_timeout_s.set(item_timeout)  # verifiers that pace themselves read it
+        try:
+            _score(conn, progress, registry, indices, unpack_items(packed), set(spent))
+        finally:
+            item_timeout_s.reset(token)
 
 
 def _score(

@@ -136,7 +136,8 @@ class WorkerSlot:
             self.progress[pool_worker.POSITION] = pool_worker.IDLE
             batch = self.sent = pending[:SUB_BATCH]
             items = pack_items([task.items[i] for i in batch])
-            self.conn.send(ItemsMessage(batch, items, [i for i in batch if i in task.spent]))
+            spent = [i for i in batch if i in task.spent]
+            self.conn.send(ItemsMessage(batch, items, spent, task.item_timeout))
             self._collect(task, batch)
         if not task.pending() and not task.future.done():
             task.future.set_result([r for r in task.results if r is not None])

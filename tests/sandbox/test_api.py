@@ -220,3 +220,17 @@ def test_the_program_cannot_write_the_fetch_channel(bwrap_sandbox: Sandbox) -> N
     )
     [out] = bwrap_sandbox.run(py(source), [Case(fetch=["f"])]).cases
     assert out.files == {"f": base64.b64encode(b"real").decode()}, out
+
+
+def test_a_deadline_runs_only_the_cases_that_start_by_it(bwrap_sandbox: Sandbox) -> None:
+    """Cases start in order; one not started by the deadline (the latest start) is not
+    run, nor any after it: the report holds the prefix that ran."""
+    limits = Limits(wall_s=0.5, cpu_s=0.5)
+    cases = [Case(stdin="") for _ in range(12)]
+    start = time.monotonic()
+    report = bwrap_sandbox.run(py("while True: pass"), cases, limits, start + 0.7)
+    assert time.monotonic() - start < 0.7 + 0.5 + 0.5
+    assert 0 < len(report.cases) < 12
+    assert {c.status for c in report.cases} == {CaseStatus.TIMEOUT}
+    everything = bwrap_sandbox.run(py("print(1)"), cases, limits, time.monotonic() + 30)
+    assert [c.stdout for c in everything.cases] == ["1\n"] * 12

@@ -257,3 +257,19 @@ def test_the_gateway_answers_a_slow_math_answer_with_zero_under_the_configured_b
     assert (result["status"], result["reward"]) == ("ok", 0.0)
     assert result["details"]["flags"] == ["over_budget"]
     assert elapsed < 0.4 + RESPAWN_S
+
+
+def test_a_looping_program_fails_within_the_item_timeout_not_timeout(client: TestClient) -> None:
+    """The sandbox pool's workers are told each message's item timeout, and the code
+    verifier paces its cases to it (`referee.verifiers.code.verifier.SUITE_SHARE`)."""
+    suite = {"inputs": [f"{i}\n" for i in range(12)], "outputs": [f"{i}\n" for i in range(12)]}
+    item = {
+        "verifier": "code",
+        "response": "```python\nwhile True: pass\n```",
+        "reference": suite,
+        "params": {"time_limit_s": 0.3},
+    }
+    response = client.post("/v1/score", json={"items": [item], "item_timeout_s": 1.0})
+    [result] = response.json()["results"]
+    assert (result["status"], result["reward"]) == ("ok", 0.0), result
+    assert "time_budget" in result["details"]["flags"]

@@ -14,13 +14,14 @@ naming the field; a sandbox failure is ``error`` (never 0). The item deadline of
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
 
 from referee.sandbox import Case, CaseOutcome, CompileStatus, Limits, RunReport, Sandbox, languages
-from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, item_timeout_s
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
 from referee.verifiers.code.checker import Judged, run_checker
@@ -34,6 +35,15 @@ from referee.verifiers.types import Item, Pool
 
 COMPILE_OUTPUT_CHARS = 2000
 MAX_CASE_DETAILS = 200
+SUITE_SHARE = 0.8
+"""Share of the item timeout by which the compile and the cases must have ended; a case
+that could not end within it (its wall limit from when it would start) is not started:
+it scores 0, flagged ``time_budget``. The rest is margin for a checker and the worker.
+Without it a program that loops, in a suite of more cases than fit in the item timeout,
+made the item ``timeout`` (no reward, retryable) instead of failing its cases: a way out
+of a 0 for the commonest wrong program. When not even one case fits (a case's limit
+past the share: the client's limits contradict each other), nothing is paced and the
+item timeout answers, as before: a program is never scored 0 without being run."""
 
 
 def known_language(name: str) -> str:
@@ -153,7 +163,8 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         self, suite: Suite, plan: Plan, params: CodeParams, rules: Rules, details: dict[str, Any]
     ) -> Outcome:
         limits = params.limits()
-        runs, compiled = self._execute(plan, limits, params.early_exit, suite, rules)
+        deadline = _latest_start(limits)
+        runs, compiled, cut = self._execute(plan, limits, params.early_exit, suite, rules, deadline)
         if compiled is not None:
             details["compile_error"] = compiled
             details["message"] = "the program does not compile"
@@ -168,7 +179,13 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             details["flags"] = flags
         if suite.checker is not None:
             self._apply_checker(suite, outcomes, verdicts, limits)
-        verdicts += skipped(len(suite.cases) - len(verdicts))
+        unrun = len(suite.cases) - len(verdicts)
+        verdicts += skipped(unrun)
+        if cut:
+            details["flags"] = sorted({*details.get("flags", ()), "time_budget"})
+            details["message"] = (
+                f"{unrun} cases were not run: the item's time ran out (they score 0)"
+            )
         scores = [v.score for v in verdicts]
         reward = aggregate(scores, params.aggregate, suite.subtasks)
         details["passed"] = sum(1 for v in verdicts if v.status == "passed")
@@ -180,19 +197,26 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         return Outcome(reward, components={"pass_rate": sum(scores) / len(scores)}, details=details)
 
     def _execute(
-        self, plan: Plan, limits: Limits, early_exit: bool, suite: Suite, rules: Rules
-    ) -> tuple[list[tuple[CaseOutcome, CaseOutcome | None]], str | None]:
+        self,
+        plan: Plan,
+        limits: Limits,
+        early_exit: bool,
+        suite: Suite,
+        rules: Rules,
+        deadline: float | None,
+    ) -> tuple[list[tuple[CaseOutcome, CaseOutcome | None]], str | None, bool]:
         """Run the cases; returns (per case: the program's outcome and the tester's, if
-        any; compile error text or None). With early exit the cases run in chunks that
-        double in size (parallelism, 2x, 4x...), so a failure stops the run after few
-        recompiles and a passing suite pays O(log n) compiles."""
+        any; compile error text or None; whether ``deadline`` left cases unrun). With
+        early exit the cases run in chunks that double in size (parallelism, 2x, 4x...),
+        so a failure stops the run after few recompiles and a passing suite pays
+        O(log n) compiles."""
         cases = plan.cases
         chunk = len(cases) if not early_exit else self.sandbox.settings.parallelism
         outcomes: list[tuple[CaseOutcome, CaseOutcome | None]] = []
         while len(outcomes) < len(cases):
             part = cases[len(outcomes) : len(outcomes) + chunk]
             try:
-                report = require_ok(self._sandbox_run(plan, part, limits))
+                report = require_ok(self._sandbox_run(plan, part, limits, deadline))
             except ValueError as exc:
                 raise ItemInvalid("invalid_params", f"params.language: {exc}") from None
             if report.compile is not None and report.compile.status in (
@@ -200,18 +224,22 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 CompileStatus.TIMEOUT,
             ):
                 text = report.compile.output[-COMPILE_OUTPUT_CHARS:]
-                return [], text or f"compile {report.compile.status.value}"
+                return [], text or f"compile {report.compile.status.value}", False
             start = len(outcomes)
             peers: list[CaseOutcome | None] = list(report.peers) or [None] * len(report.cases)
             outcomes.extend(zip(report.cases, peers, strict=True))
+            if len(report.cases) < len(part):
+                return outcomes, None, True  # the deadline: the rest were not started
             if early_exit and _failed(suite, outcomes, start, rules):
                 break
             chunk *= 2
-        return outcomes, None
+        return outcomes, None, False
 
-    def _sandbox_run(self, plan: Plan, cases: list[Case], limits: Limits) -> RunReport:
+    def _sandbox_run(
+        self, plan: Plan, cases: list[Case], limits: Limits, deadline: float | None
+    ) -> RunReport:
         if plan.tester is None:
-            return self.sandbox.run(plan.program, cases, limits)
+            return self.sandbox.run(plan.program, cases, limits, deadline)
         return self.sandbox.run_linked(plan.program, plan.tester, cases, limits)
 
     def _apply_checker(
@@ -233,6 +261,16 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             if result.failure is not None:
                 verdict.diff = f"the checker failed on this output: {result.failure}"
                 verdict.flags = (*verdict.flags, "checker_failed")
+
+
+def _latest_start(limits: Limits) -> float | None:
+    """The latest a case may start and still end within `SUITE_SHARE` of the executor's
+    item timeout; None outside an executor (a library call paces nothing) or when not
+    even a case started now would end in time."""
+    limit = item_timeout_s.get()
+    if limit is None or limits.wall_s >= SUITE_SHARE * limit:
+        return None
+    return time.monotonic() + SUITE_SHARE * limit - limits.wall_s
 
 
 def _failed(

@@ -1,0 +1,71 @@
+"""The code verifier paces a suite to its item timeout (`SUITE_SHARE`): a program that
+loops, in a suite of more cases than fit in the item's time, used to make the item
+``timeout`` (no reward, retryable: the commonest wrong program escaped its 0). Cases that
+could not end in time are not started; they score 0, flagged ``time_budget``.
+
+The executor's item timeout reaches verifiers through `item_timeout_s`, which the pool's
+workers set for every message; here it is set directly, in the test's own thread."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from referee.verifiers import Registry, Result, Status, score_items
+from referee.verifiers.base import item_timeout_s
+from tests.verifiers.code.conftest import code_item, fenced
+
+SUITE = {"inputs": [f"{i}\n" for i in range(12)], "outputs": [f"{i}\n" for i in range(12)]}
+ITEM_TIMEOUT_S = 3.0
+
+
+@pytest.fixture
+def paced() -> Iterator[None]:
+    token = item_timeout_s.set(ITEM_TIMEOUT_S)
+    yield
+    item_timeout_s.reset(token)
+
+
+def score(registry: Registry, program: str) -> Result:
+    item = code_item(fenced(program), SUITE, time_limit_s=0.5)
+    [result] = score_items([item], registry)
+    return result
+
+
+@pytest.mark.usefixtures("paced")
+@pytest.mark.parametrize("program", ["while True: pass", "import time\ntime.sleep(60)"])
+def test_a_program_that_never_ends_fails_in_time(registry: Registry, program: str) -> None:
+    start = time.monotonic()
+    result = score(registry, program)
+    assert time.monotonic() - start < ITEM_TIMEOUT_S
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert "time_budget" in result.details["flags"]
+    assert result.details["counts"]["skipped"] > 0
+    assert result.details["counts"]["timeout"] > 0
+
+
+@pytest.mark.usefixtures("paced")
+def test_a_right_program_runs_every_case_within_the_pace(registry: Registry) -> None:
+    result = score(registry, "print(input())")
+    assert (result.status, result.reward) == (Status.OK, 1.0)
+    assert "time_budget" not in result.details.get("flags", ())
+
+
+def test_limits_that_contradict_the_item_timeout_are_not_paced(registry: Registry) -> None:
+    """A case limit past the share of the item timeout: pacing would run nothing and
+    score a program it never ran; the item timeout answers instead (in a pool)."""
+    token = item_timeout_s.set(0.5)
+    try:
+        result = score(registry, "print(input())")
+    finally:
+        item_timeout_s.reset(token)
+    assert (result.status, result.reward) == (Status.OK, 1.0)
+
+
+def test_a_library_call_runs_every_case(registry: Registry) -> None:
+    """No executor, no item timeout: nothing is paced (12 cases time out, none skipped)."""
+    result = score(registry, "while True: pass")
+    assert (result.status, result.reward) == (Status.OK, 0.0)
+    assert result.details["counts"] == {"timeout": 12}
