@@ -18,7 +18,7 @@ from referee.verifiers.base import item_timeout_s
 from tests.verifiers.code.conftest import code_item, fenced
 
 SUITE = {"inputs": [f"{i}\n" for i in range(12)], "outputs": [f"{i}\n" for i in range(12)]}
-ITEM_TIMEOUT_S = 3.0
+ITEM_TIMEOUT_S = 2.0
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def paced() -> Iterator[None]:
 
 
 def score(registry: Registry, program: str) -> Result:
-    item = code_item(fenced(program), SUITE, time_limit_s=0.5)
+    item = code_item(fenced(program), SUITE, time_limit_s=0.3)
     [result] = score_items([item], registry)
     return result
 
