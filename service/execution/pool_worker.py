@@ -119,8 +119,9 @@ def _score(
 
 
 def _budget_starter(progress: SynchronizedArray[Any]) -> Callable[[float], None]:
-    """The meter's ``start`` for one run: the CPU time it counts from, then the budget
-    (a reader that sees the budget sees where it counts from)."""
+    """The meters' ``start`` for the runs of one message (the run's end resets the budget
+    to none): the CPU time it counts from, then the budget (a reader that sees the
+    budget sees where it counts from)."""
 
     def start(seconds: float) -> None:
         if progress[BUDGET] == 0.0:

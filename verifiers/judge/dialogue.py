@@ -25,6 +25,10 @@ from referee.verifiers.judge.prompts import REASK, Messages, load_template, seal
 from referee.verifiers.judge.replies import ReplySpec, ReplyUnparsable, SlotValue, parse_reply
 from referee.verifiers.judge.usage import Usage, UsageMeter
 
+UNPARSABLE = "judge_unparsable"
+"""The code of an item whose judge gave no verdict, and the flag of one scored at the
+floor for it (`Unjudged`)."""
+
 
 class Unjudged(Exception):
     """A working judge (its profile has given verdicts) ended every reply to this item
@@ -176,7 +180,7 @@ async def _converse(client: ProfileClient, question: Question, deadline: float) 
     message = f"{client.name}: reply unparsable after {question.max_reasks} re-asks: {problem}"
     if ended and client.verdicts > 0:
         raise Unjudged(message)
-    raise ItemError("judge_unparsable", message)
+    raise ItemError(UNPARSABLE, message)
 
 
 def _summarise(

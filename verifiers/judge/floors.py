@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from referee.verifiers.judge.allowance import TOO_LONG, ResponseTooLong
-from referee.verifiers.judge.dialogue import Unjudged
+from referee.verifiers.judge.dialogue import UNPARSABLE, Unjudged
 from referee.verifiers.judge.params import JudgedItem
 from referee.verifiers.judge.rubric import aggregate
 from referee.verifiers.types import Result, Status
@@ -30,9 +30,6 @@ async def floored(work: Coroutine[Any, Any, Result], job: JudgedItem) -> Result:
         return floor_result(job, str(exc), TOO_LONG)
     except Unjudged as exc:
         return floor_result(job, str(exc), UNPARSABLE)
-
-
-UNPARSABLE = "judge_unparsable"
 
 
 def floor_result(job: JudgedItem, reason: str, flag: str) -> Result:

@@ -40,9 +40,9 @@ from referee.verifiers.base import (
 from referee.verifiers.judge.allowance import Allowance
 from referee.verifiers.judge.cache import ReplyCache
 from referee.verifiers.judge.caps import require_allowed_content, require_within_caps
-from referee.verifiers.judge.dialogue import Answer, Session, Unjudged
+from referee.verifiers.judge.dialogue import UNPARSABLE, Answer, Session, Unjudged
 from referee.verifiers.judge.embedding import grade_embedding
-from referee.verifiers.judge.floors import UNPARSABLE, floored
+from referee.verifiers.judge.floors import floored
 from referee.verifiers.judge.grading import (
     grade_explicit,
     grade_implicit,

@@ -23,7 +23,7 @@ from referee.service.adapters.graders.schemas import (
     TextSimilarity,
 )
 from referee.service.adapters.graders.templates import Expansion, render
-from referee.verifiers.judge.floors import UNPARSABLE
+from referee.verifiers.judge.dialogue import UNPARSABLE
 from referee.verifiers.python_grader import sample_of
 from referee.verifiers.rules.formula import FormulaError, evaluate, parse
 from referee.verifiers.types import Item, Result, Status
@@ -275,7 +275,7 @@ def _flag(flags: dict[str, Any], key: str, verifier: str, result: Result) -> lis
             flags["python_grader_runtime_error_details"] = message
         return []
     if verifier == "judge" and failed:
-        unparsable = result.error is not None and result.error.code == "judge_unparsable"
+        unparsable = result.error is not None and result.error.code == UNPARSABLE
         flags["model_grader_parse_error" if unparsable else "model_grader_server_error"] = True
         if not unparsable:
             flags["model_grader_server_error_details"] = message
