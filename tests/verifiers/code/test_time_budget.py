@@ -69,3 +69,13 @@ def test_a_library_call_runs_every_case(registry: Registry) -> None:
     result = score(registry, "while True: pass")
     assert (result.status, result.reward) == (Status.OK, 0.0)
     assert result.details["counts"] == {"timeout": 12}
+
+
+@pytest.mark.usefixtures("paced")
+def test_being_slow_earns_nothing_the_cases_that_ran_did_not(registry: Registry) -> None:
+    """A program right on its first three cases that loops on the rest scores 3 of 12,
+    however many of the looping cases pacing left unstarted (it depends on the machine's
+    speed): those count as failed, never as passed or left out of the total."""
+    result = score(registry, "x = int(input())\nwhile x >= 3: pass\nprint(x)")
+    assert (result.status, result.reward) == (Status.OK, 3 / 12)
+    assert result.details["passed"] == 3 and result.details["total"] == 12
