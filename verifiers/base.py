@@ -31,6 +31,22 @@ deadlines (a judge) caps them at this so its items come back ``timeout`` per ite
 cut off together, and one that runs many steps (the code verifier's test cases) paces
 them to finish within it."""
 
+#: Share of the item timeout that a verifier's own sandbox runs may take together: the
+#: rest is the sandbox's start-up and the result's way back.
+RUNS_SHARE = 0.8
+
+
+def run_limit(seconds: float, runs: int) -> float:
+    """A sandbox run's time limit: ``seconds``, shortened when ``runs`` runs of it would
+    not end within `RUNS_SHARE` of the executor's item timeout (unchanged in a library
+    call). A verifier that runs a program again to place a failure (a grader or checker a
+    response broke, or one broken for every input?) needs both runs to end before the
+    executor times the item out."""
+    limit = item_timeout_s.get()
+    if limit is None:
+        return seconds
+    return min(seconds, RUNS_SHARE * limit / runs)
+
 
 class ItemInvalid(Exception):
     """The item cannot be scored as given (status ``invalid``). ``code`` is stable."""

@@ -256,6 +256,10 @@ def error_flags(
         elif UNPARSABLE in result.details.get("flags", ()):
             # A working judge would not grade this sample: scored at the range's floor.
             flags["model_grader_parse_error"] = True
+        elif item.verifier == "python_grader" and result.details.get("flags"):
+            # The grader grades its probes but failed on this sample: scored its floor.
+            flags["python_grader_runtime_error"] = True
+            flags["python_grader_runtime_error_details"] = result.details.get("reason")
     if details:
         flags["other_error_details"] = "; ".join(details)
     return flags

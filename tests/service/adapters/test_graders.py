@@ -165,6 +165,21 @@ def test_python_grader_failure_is_a_flag_and_a_null_reward(client: TestClient) -
     assert "ZeroDivisionError" in errors["python_grader_runtime_error_details"]
 
 
+def test_python_grader_a_sample_breaks_scores_zero_with_the_flag(client: TestClient) -> None:
+    """The grader grades the item's own answer: failing on this sample is the sample's."""
+    source = (
+        "def grade(sample, item):\n"
+        "    return 1.0 if float(sample['output_text']) == float(item['a']) else 0.0\n"
+    )
+    grader = {"type": "python", "source": source}
+    data = run(client, grader, "not a number", {"a": "4"})
+    assert data["reward"] == 0.0
+    errors = data["metadata"]["errors"]
+    assert errors["python_grader_runtime_error"] is True
+    assert "ValueError" in errors["python_grader_runtime_error_details"]
+    assert run(client, grader, "4", {"a": "4"})["reward"] == 1.0
+
+
 def test_multi_combines_sub_graders_with_the_formula(client: TestClient) -> None:
     grader = {
         "type": "multi",
