@@ -19,7 +19,11 @@ check: ``details.exit_code`` and the end of its output say why). With
 ``params.partial``, a checker that exits 0 prints the reward, a number in [0, 1], as the
 last line of its stdout. A checker that cannot compile, or that exits 0 without the
 number ``partial`` asks for, is ``invalid`` (the reference's fault); over its time limit,
-``timeout``.
+``timeout`` — unless it gives a verdict on an empty directory (the state of an agent that
+did nothing): then it works, these files broke it, and they score 0, flagged
+``checker_failed`` or ``checker_timeout``. Otherwise files that make a checker loop or
+print garbage would buy a status a trainer masks or retries. Both runs fit in the
+executor's item timeout (``details.time_limit_s`` when the limit was shortened for it).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
+from referee.sandbox import Case, CaseOutcome, CaseStatus, CompileStatus, Limits, Program, Sandbox
 from referee.sandbox.paths import MAX_FILES, relative_path
 from referee.verifiers.base import (
     ItemInvalid,
@@ -40,6 +44,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     parse_reference,
+    run_limit,
 )
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.code.verifier import known_language
@@ -82,6 +87,7 @@ class StateVerifier(ItemVerifier[StateParams]):
     """Reward from a checker program run over files (a session's end state)."""
 
     name = "state"
+    version = 2
     pool = Pool.SANDBOX
     Params = StateParams
     description = (
@@ -95,10 +101,45 @@ class StateVerifier(ItemVerifier[StateParams]):
     def check(self, item: Item, params: StateParams) -> Outcome:
         reference = _reference(item.reference)
         files = _decoded(params.files)
+        limit = run_limit(params.time_limit_s, runs=2 if files else 1)
+        case = self._checked(reference, files, params, limit)
+        details: dict[str, Any] = {
+            "files": len(files),
+            "exit_code": case.exit_code,
+            "checker_status": case.status.value,
+            "stdout": case.stdout[-TAIL:],
+            "stderr": case.stderr[-TAIL:],
+        }
+        if limit < params.time_limit_s:
+            details["time_limit_s"] = limit
+        reward = _verdict(case, params.partial)
+        if reward is not None:
+            return Outcome(reward, details=details)
+        if files and self._judges_empty(reference, params, limit):
+            flag = "checker_timeout" if case.status is CaseStatus.TIMEOUT else "checker_failed"
+            return Outcome(0.0, details={**details, "flags": [flag]})
+        if case.status is CaseStatus.TIMEOUT:
+            raise ItemTimeout(f"the checker ran longer than {limit:g} s")
+        last = (case.stdout.strip().splitlines() or [""])[-1][:100]
+        raise ItemInvalid(
+            "invalid_reference",
+            f"reference.check: with params.partial the checker's last line must be a "
+            f"reward in [0, 1], not {last!r}",
+        )
+
+    def _judges_empty(self, reference: StateReference, params: StateParams, limit: float) -> bool:
+        """True when the checker gives a verdict on an empty directory (the state of an
+        agent that did nothing): it works, so files it gave none on broke it, and fail."""
+        return _verdict(self._checked(reference, {}, params, limit), params.partial) is not None
+
+    def _checked(
+        self, reference: StateReference, files: dict[str, bytes], params: StateParams, limit: float
+    ) -> CaseOutcome:
+        """The checker's run over ``files``; `ItemInvalid` when it does not compile."""
         program = Program(language=reference.language, source=reference.check)
         limits = Limits(
-            wall_s=params.time_limit_s,
-            cpu_s=params.time_limit_s,
+            wall_s=limit,
+            cpu_s=limit,
             memory_mb=params.memory_mb,
             disk_mb=max(64, (sum(map(len, files.values())) >> 20) * 2 + 16),
             file_size_mb=max(16, (max(map(len, files.values()), default=0) >> 20) + 1),
@@ -111,19 +152,7 @@ class StateVerifier(ItemVerifier[StateParams]):
         ):
             said = compiled.output[-TAIL:]
             raise ItemInvalid("invalid_reference", f"reference.check does not compile: {said}")
-        [case] = report.cases
-        if case.status is CaseStatus.TIMEOUT:
-            raise ItemTimeout(f"the checker ran longer than {params.time_limit_s:g} s")
-        details: dict[str, Any] = {
-            "files": len(files),
-            "exit_code": case.exit_code,
-            "checker_status": case.status.value,
-            "stdout": case.stdout[-TAIL:],
-            "stderr": case.stderr[-TAIL:],
-        }
-        if case.status is not CaseStatus.OK:
-            return Outcome(0.0, details=details)
-        return Outcome(_reward(case.stdout) if params.partial else 1.0, details=details)
+        return report.cases[0]
 
 
 def _reference(raw: Any) -> StateReference:
@@ -144,17 +173,18 @@ def _decoded(files: dict[str, str]) -> dict[str, bytes]:
     return decoded
 
 
-def _reward(stdout: str) -> float:
-    lines = stdout.strip().splitlines()
+def _verdict(case: CaseOutcome, partial: bool) -> float | None:
+    """The reward a checker's run gives; None when it gave none (over its time limit, or
+    exited 0 without the number ``partial`` asks for)."""
+    if case.status is CaseStatus.TIMEOUT:
+        return None
+    if case.status is not CaseStatus.OK:
+        return 0.0
+    if not partial:
+        return 1.0
+    lines = case.stdout.strip().splitlines()
     try:
         value = float(lines[-1]) if lines else math.nan
     except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= 1.0:
-        last = lines[-1][:100] if lines else ""
-        raise ItemInvalid(
-            "invalid_reference",
-            f"reference.check: with params.partial the checker's last line must be a "
-            f"reward in [0, 1], not {last!r}",
-        )
-    return value
+        return None
+    return value if 0.0 <= value <= 1.0 else None

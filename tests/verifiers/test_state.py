@@ -6,12 +6,14 @@ from __future__ import annotations
 import base64
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.verifiers import Result, Status
+from referee.verifiers.base import item_timeout_s
 
 
 def encoded(files: dict[str, bytes | str]) -> dict[str, str]:
@@ -136,3 +138,47 @@ def test_bad_items_get_a_clear_status(score, reference, params, status, message)
     result: Result = score("state", "", reference, **params)
     assert result.status == status, result
     assert result.error is not None and message in result.error.message, result.error
+
+
+# The judged files are what the policy wrote: files that break a working checker (one
+# that gives a verdict on an empty directory) fail; a status other than a score is what a
+# trainer masks or retries, so a state must not be able to buy one.
+SCALED = "print(float(open('answer.txt').read()) / 100)"
+LOOPS = "while open('answer.txt').read() == 'loop':\n    pass\nprint(1.0)"
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "flag"),
+    [
+        (SCALED, "nan", "checker_failed"),  # not a reward
+        (SCALED, "500", "checker_failed"),  # out of [0, 1]
+        (SCALED, "50", None),  # the checker's own verdict: 0.5
+        ("print('no number')", "50", "invalid"),  # garbage for every state: the checker's
+    ],
+)
+def test_files_that_break_a_working_checker_fail(score, check: str, answer: str, flag) -> None:  # type: ignore[no-untyped-def]
+    result: Result = score("state", "", check, files=encoded({"answer.txt": answer}), partial=True)
+    if flag == "invalid":
+        assert result.status == Status.INVALID and "reward in [0, 1]" in result.error.message  # type: ignore[union-attr]
+    elif flag is None:
+        assert (result.status, result.reward) == (Status.OK, 0.5)
+    else:
+        assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+        assert result.details["flags"] == [flag]
+
+
+def test_files_that_make_a_checker_loop_fail_in_time(score) -> None:  # type: ignore[no-untyped-def]
+    token = item_timeout_s.set(3.0)
+    try:
+        start = time.monotonic()
+        result: Result = score("state", "", LOOPS, files=encoded({"answer.txt": "loop"}))
+        assert time.monotonic() - start < 3.0
+        assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+        assert result.details["flags"] == ["checker_timeout"]
+        assert result.details["time_limit_s"] == pytest.approx(1.2)
+        assert score("state", "", LOOPS, files=encoded({"answer.txt": "no"})).reward == 1.0
+        slow = "import time\ntime.sleep(30)"
+        timed_out = score("state", "", slow, files=encoded({"answer.txt": "no"}))
+        assert timed_out.status == Status.TIMEOUT  # slow on any state: the checker's
+    finally:
+        item_timeout_s.reset(token)
