@@ -28,6 +28,12 @@ def batch_queue(pool: Pool) -> str:
     return f"{pool.value}.batch"
 
 
+def restore_interval(settings: Settings) -> int:
+    """Seconds between the workers' scans for abandoned tasks, and the longest one scan
+    may hold the scanners' mutex."""
+    return max(1, min(10, settings.visibility_timeout_s // 2))
+
+
 def make_celery(settings: Settings) -> Celery:
     """A Celery app bound to ``settings.broker_url``; tasks are registered by the worker."""
     if not settings.broker_url:
@@ -55,11 +61,14 @@ def make_celery(settings: Settings) -> Celery:
         # kombu scans for abandoned (unacked, past visibility) tasks every interval x
         # throttle seconds; its default throttle of 10 left a dead worker's tasks stranded
         # for 40 s in our fault tests. One cheap scan per interval brings them back within
-        # about one visibility timeout.
+        # about one visibility timeout. A worker holds the scan's mutex while it scans, and
+        # one that hangs there (stopped, swapped out) kept it for kombu's default 5
+        # minutes, stranding every abandoned task: the mutex lives one interval.
         broker_transport_options={
             "visibility_timeout": settings.visibility_timeout_s,
-            "unacked_restore_interval": max(1, min(10, settings.visibility_timeout_s // 2)),
+            "unacked_restore_interval": restore_interval(settings),
             "unacked_restore_throttle": 1,
+            "unacked_mutex_expire": restore_interval(settings),
             "queue_order_strategy": "priority",
         },
     )

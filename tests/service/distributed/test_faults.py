@@ -15,6 +15,8 @@ import orjson
 import pytest
 
 from referee.service.client import Client
+from referee.service.distributed.celery_app import make_celery
+from referee.service.settings import Settings
 from tests.service.distributed.conftest import Cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -76,10 +78,22 @@ def test_hung_worker_tasks_are_redelivered(cluster: Cluster, tmp_path: Path) -> 
         job_id = client.submit_job(slow_job(tmp_path / "items.jsonl"))
         wait_progress(client, job_id, 500)
         hung.send_signal(signal.SIGSTOP)  # alive but silent: its tasks stay unacked
+        # Stopped in the middle of a scan for abandoned tasks, it would hold the scanners'
+        # mutex as long as its workers set it to live (kombu's default: 5 minutes).
+        cluster.redis().set("unacked_mutex", b"held by the hung worker", ex=mutex_expire(cluster))
         try:
             assert_exactly_once(cluster, client, job_id, tmp_path)
         finally:
             hung.send_signal(signal.SIGCONT)
+
+
+def mutex_expire(cluster: Cluster) -> int:
+    """How long a worker of the cluster holds the mutex of kombu's restore scan."""
+    visibility = int(cluster.env["REFEREE_VISIBILITY_TIMEOUT_S"])
+    settings = Settings(broker_url=cluster.broker, visibility_timeout_s=visibility)
+    options = make_celery(settings).conf.broker_transport_options
+    expire: int = options.get("unacked_mutex_expire", 300)  # kombu's default
+    return expire
 
 
 def test_redis_restarted_mid_job(cluster: Cluster, tmp_path: Path) -> None:
