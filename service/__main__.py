@@ -1,6 +1,6 @@
 """``python -m referee.service`` is the ``referee`` command."""
 
-from referee.service.cli import app
+from referee.service.launcher import main
 
 if __name__ == "__main__":
-    app()
+    main()

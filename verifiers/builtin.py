@@ -3,8 +3,9 @@
 The imports are at module level on purpose: the embedded executor preloads this module in
 its fork server, so every worker process (and every replacement of a killed one) starts
 with the verifier modules and their heavy dependencies already imported. The libraries a
-verifier imports on first use (`PRELOADED`: NLTK costs 1-2 s, and the gateway and the CLI,
-which score no text themselves, start without it) are preloaded there too.
+verifier imports on first use (`referee.verifiers.preload.PRELOADED`: NLTK costs 1-2 s,
+and the gateway and the CLI, which score no text themselves, start without it) are
+preloaded there too.
 """
 
 from __future__ import annotations
@@ -37,9 +38,6 @@ from referee.verifiers.rules.string_match import StringVerifier
 from referee.verifiers.sql import SqlVerifier
 from referee.verifiers.state import StateVerifier
 from referee.verifiers.tools import ToolCallVerifier
-
-PRELOADED = ("nltk", "rouge_score.rouge_scorer")
-"""Modules the built-in verifiers import on first use, for a fork server to import ahead."""
 
 
 def builtin_verifiers(engines: EngineSettings | None = None) -> list[Verifier]:

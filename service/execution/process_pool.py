@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import math
-import multiprocessing as mp
 import time
 
+from referee.service.execution import forkserver
 from referee.service.execution.fair_queue import ANONYMOUS, FairQueue, Ticket
 from referee.service.execution.pool_task import PoolTask, WorkerStartError, expired, finish
 from referee.service.execution.worker_slot import PoolSpec, WorkerSlot
-from referee.verifiers.builtin import PRELOADED
 from referee.verifiers.engines import EngineSettings
 from referee.verifiers.types import Item, Result, Status
 
@@ -48,10 +47,7 @@ class ProcessPool:
     ) -> None:
         self.name = name
         self.size = size
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(
-            ["referee.verifiers.builtin", *PRELOADED, "referee.service.execution.pool_worker"]
-        )
+        ctx = forkserver.context()
         engines = engines or EngineSettings.from_env()
         self._spec = PoolSpec(ctx, FairQueue(size), name, memory_mb, engines)
         self._fair = self._spec.fair

@@ -8,13 +8,14 @@ import importlib
 import subprocess
 import sys
 
-from referee.verifiers.builtin import PRELOADED
+from referee.verifiers.preload import PRELOADED
 from tests.conftest import REPO
 
 PROBE = (
     "import sys\n"
     "import referee.service.cli, referee.service.http.app\n"
-    "from referee.verifiers.builtin import PRELOADED, default_registry\n"
+    "from referee.verifiers.builtin import default_registry\n"
+    "from referee.verifiers.preload import PRELOADED\n"
     "default_registry()\n"
     "print(sorted(m for m in PRELOADED if m in sys.modules))\n"
 )

@@ -14,7 +14,7 @@ IFBench's in the image: ``NLTK_DATA``).
 
 NLTK is imported on first use: importing any part of it imports all of it (1-2 s), which
 the gateway and the CLI, which count no sentences, should not pay at start-up. The pool
-workers' fork server imports it ahead (`referee.verifiers.builtin.PRELOADED`).
+workers' fork server imports it ahead (`referee.verifiers.preload.PRELOADED`).
 """
 
 from __future__ import annotations
