@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
-from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, run_limit
 from referee.verifiers.code.extraction import extract_code
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.types import Item, Pool
@@ -64,9 +64,12 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
         except UnicodeEncodeError:
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
         sandbox = self._sandbox.get()
-        limits = Limits(
-            wall_s=params.time_limit_s, cpu_s=params.time_limit_s, memory_mb=params.memory_mb
-        )
+        # A design that never finishes fails its simulation: within the item timeout, or
+        # the item would time out instead (a status a trainer masks).
+        limit = run_limit(params.time_limit_s, runs=1)
+        if limit < params.time_limit_s:
+            details["time_limit_s"] = limit
+        limits = Limits(wall_s=limit, cpu_s=limit, memory_mb=params.memory_mb)
         program = Program(language="verilog", source=testbench, files={"design.v": found.code})
         report = require_ok(sandbox.run(program, [Case()], limits))
         if report.compile is not None and report.compile.status is not CompileStatus.OK:

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from referee.verifiers import Item, Status
+from referee.verifiers import Item, Registry, Status, score_items
+from referee.verifiers.base import item_timeout_s
 from tests.verifiers.code.conftest import ScoreMany, fenced
 
 TESTBENCH = """module tb;
@@ -53,3 +56,19 @@ def test_verilog_without_testbench_is_invalid(score_many: ScoreMany) -> None:
     (result,) = score_many([Item(verifier="verilog", response=GOOD, reference={})])
     assert result.status == Status.INVALID
     assert result.error is not None and "reference.testbench" in result.error.message
+
+
+def test_a_design_that_never_settles_fails_within_the_item_timeout(registry: Registry) -> None:
+    """At the default limit (10 s) the simulation would outlast a 3 s item timeout and the
+    item would be ``timeout``: the limit shrinks to fit, and the design fails."""
+    item = Item(verifier="verilog", response=fenced(HANGS, "verilog"), reference=TESTBENCH)
+    token = item_timeout_s.set(3.0)
+    try:
+        start = time.monotonic()
+        (result,) = score_items([item], registry)  # in this thread: it sees the timeout
+        assert time.monotonic() - start < 3.0
+    finally:
+        item_timeout_s.reset(token)
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert result.details["message"] == "simulation timeout"
+    assert result.details["time_limit_s"] == pytest.approx(2.4)
