@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 DEFAULT_BUDGET_S = 3.0
 """CPU seconds a budgeted verifier gives one item unless configured otherwise."""
@@ -40,6 +41,13 @@ OVER_BUDGET = "over_budget"
 def exceeded(seconds: float) -> str:
     """What an over-budget verdict says in ``details.reason``."""
     return f"checking this response took more than {seconds:g} s of CPU (the budget)"
+
+
+def over_budget(seconds: float, details: dict[str, Any]) -> dict[str, Any]:
+    """The ``details`` of every over-budget verdict: ``details`` with the `exceeded`
+    reason and the `OVER_BUDGET` flag among its flags."""
+    flags = sorted({*details.get("flags", ()), OVER_BUDGET})
+    return {**details, "reason": exceeded(seconds), "flags": flags}
 
 
 @dataclass(frozen=True)

@@ -97,10 +97,10 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
         # Counting a response's sentences or words (NLTK's Punkt: about 0.1 ms a sentence),
         # detecting its language and IFBench's checkers cost what the response makes them
         # cost: a response that keeps them busy past the budget follows nothing.
-        if not budget.begin(self.budget_s):
+        costly = None if budget.begin(self.budget_s) else budget.exceeded(self.budget_s)
+        if costly:
             variants = []
         components: dict[str, float] = {}
-        costly = not variants and bool(text.strip())
         for key, (check, kwargs) in constraints.items():
             try:
                 held = any(check(v, kwargs) for v in variants)
@@ -108,12 +108,16 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
                 message = f"reference.kwargs: {key}: a pattern that cannot be used ({exc})"
                 raise ItemInvalid("invalid_reference", message) from None
             except TimeoutError:  # a tokenizer's own limit (Punkt's: 5 s), outside a pool
-                held, costly = False, True
+                held, costly = False, f"{key}: NLTK's own time limit ran out on this response"
             components[key] = float(held)
         return _outcome(components, params, costly)
 
 
-def _outcome(components: dict[str, float], params: InstructionsParams, costly: bool) -> Outcome:
+def _outcome(
+    components: dict[str, float], params: InstructionsParams, costly: str | None
+) -> Outcome:
+    """The verdict; ``costly`` says why the response was not read to the end (flagged
+    ``over_budget``: it followed nothing that was left)."""
     passed = sum(components.values())
     reward = (
         float(passed == len(components)) if params.reward == "all" else passed / len(components)
@@ -124,7 +128,7 @@ def _outcome(components: dict[str, float], params: InstructionsParams, costly: b
         "mode": params.mode,
     }
     if costly:
-        details["flags"] = [budget.OVER_BUDGET]
+        details.update(reason=costly, flags=[budget.OVER_BUDGET])
     return Outcome(reward, components=components, details=details)
 
 

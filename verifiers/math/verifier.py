@@ -344,9 +344,8 @@ def _judge(
     ) == (gold.norm.percent, gold.norm.degree, gold.norm.money):
         return 1.0, {**details, "rule": "identical"}
     if not budget.begin(budget_s):
-        reason = budget.exceeded(budget_s)
         details["pair_flags"] = [*details.get("pair_flags", ()), budget.OVER_BUDGET]
-        return 0.0, {**details, "rule": budget.OVER_BUDGET, "reason": reason}
+        return 0.0, {**details, "rule": budget.OVER_BUDGET, "reason": budget.exceeded(budget_s)}
     try:
         node = parse_answer(norm.text)
     except Unsafe as exc:

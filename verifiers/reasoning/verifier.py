@@ -136,9 +136,9 @@ class ReasoningGymVerifier(ItemVerifier[ReasoningParams]):
             "reasoning_gym": _version(),
         }
         if not budget.begin(self.budget_s):
-            reason = budget.exceeded(self.budget_s)
-            flags = [budget.OVER_BUDGET]
-            return Outcome(0.0, details={**details, "score": 0.0, "reason": reason, "flags": flags})
+            return Outcome(
+                0.0, details=budget.over_budget(self.budget_s, {**details, "score": 0.0})
+            )
         score, failure = _scored(scorer, answer, entry)
         reward = score if params.credit == "dataset" else float(score >= 1.0)
         if failure is not None:

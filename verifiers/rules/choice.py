@@ -140,8 +140,8 @@ class ChoiceVerifier(ItemVerifier[ChoiceParams]):
         options = params.option_map() if params.allow_text_match else {}
         gold = _gold(item.reference, letters, params.option_map())
         if not budget.begin(self.budget_s):
-            spent = {"extracted": None, "gold": gold, "reason": "no_answer"}
-            return Outcome(reward=0.0, details={**spent, "flags": [budget.OVER_BUDGET]})
+            spent = {"extracted": None, "gold": gold}
+            return Outcome(reward=0.0, details=budget.over_budget(self.budget_s, spent))
         named, source = _extract(item.response_text(), _grammar(letters), options)
         details: dict[str, object] = {"extracted": None, "gold": gold, "source": source}
         if len(named) > 1:

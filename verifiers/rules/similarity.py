@@ -129,9 +129,8 @@ class SimilarityVerifier(ItemVerifier[SimilarityParams]):
         references = [norm.apply(ref) for ref in text_references(item.reference)]
         response = norm.apply(item.response_text())
         if not budget.begin(self.budget_s):  # METEOR aligns every word pair (see `Cost`)
-            reason = budget.exceeded(self.budget_s)
-            details = {"metric": params.metric, "score": 0.0, "reason": reason}
-            return Outcome(reward=0.0, details={**details, "flags": [budget.OVER_BUDGET]})
+            details = {"metric": params.metric, "score": 0.0}
+            return Outcome(reward=0.0, details=budget.over_budget(self.budget_s, details))
         score = self._score(params.metric, response, references)
         reward = score if params.threshold is None else float(score >= params.threshold)
         return Outcome(reward=reward, details={"metric": params.metric, "score": score})

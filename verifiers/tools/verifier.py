@@ -124,7 +124,7 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         golds = self._references.get(raw, lambda: _rules(_validated(raw)))
         if not budget.begin(self.budget_s):
             # Never "no call, so right" for an irrelevance reference: a wrong answer's 0.
-            return _over_budget(golds)
+            return _over_budget(golds, self.budget_s)
         try:
             calls = parse_calls(item.response, params.format) or []
             unreadable, attempted = None, False
@@ -141,9 +141,9 @@ class ToolCallVerifier(ItemVerifier[ToolCallParams]):
         return _graded(calls, golds, params, details, unreadable)
 
 
-def _over_budget(golds: list[GoldRule]) -> Outcome:
+def _over_budget(golds: list[GoldRule], seconds: float) -> Outcome:
     parts = ("format", "names", "arguments") if golds else ("format",)
-    details = {"calls": [], "expected": len(golds), "flags": [budget.OVER_BUDGET]}
+    details = budget.over_budget(seconds, {"calls": [], "expected": len(golds)})
     return Outcome(0.0, components=dict.fromkeys(parts, 0.0), details=details)
 
 
