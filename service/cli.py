@@ -154,8 +154,9 @@ def _score(
         sink: BinaryIO = sys.stdout.buffer
         if output is not None:
             sink = stack.enter_context(output.open("r+b" if start.done else "wb"))
-            sink.truncate(start.size)  # a torn last line is rewritten
-            sink.seek(start.size)
+            if start.done:  # a torn last line is rewritten; a new OUTPUT may not seek
+                sink.truncate(start.size)
+                sink.seek(start.size)
         scorer = stack.enter_context(_scorer(server, api_key))
         progress = stack.enter_context(_progress(total))
         task = progress.add_task("scoring", total=total, completed=start.done)

@@ -84,6 +84,12 @@ def test_score_file_through_a_server(items_file: Path, tmp_path: Path, live_serv
     check_results(read_results(out))
 
 
+def test_an_output_that_cannot_seek_is_written(items_file: Path, live_server: str) -> None:
+    """``-o /dev/null`` (or a pipe) once failed with a bare "Invalid argument"."""
+    done = referee("score", str(items_file), "-o", os.devnull, "--server", live_server)
+    assert done.returncode == 0, done.stderr
+
+
 def test_missing_file_is_a_usage_error() -> None:
     done = referee("score", "/nonexistent/items.jsonl")
     assert done.returncode == 2
