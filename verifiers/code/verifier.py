@@ -166,8 +166,11 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         deadline = _latest_start(limits)
         runs, compiled, cut = self._execute(plan, limits, params.early_exit, suite, rules, deadline)
         if compiled is not None:
-            details["compile_error"] = compiled
+            status, details["compile_error"] = compiled
             details["message"] = "the program does not compile"
+            if status is CompileStatus.TIMEOUT:
+                details["message"] = "the program's build ran out of time"
+                details["flags"] = sorted({*details.get("flags", ()), "compile_timeout"})
             return Outcome(0.0, details=details)
         verdicts = [
             judge(case, mine, suite, rules, peer)
@@ -204,9 +207,12 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         suite: Suite,
         rules: Rules,
         deadline: float | None,
-    ) -> tuple[list[tuple[CaseOutcome, CaseOutcome | None]], str | None, bool]:
+    ) -> tuple[
+        list[tuple[CaseOutcome, CaseOutcome | None]], tuple[CompileStatus, str] | None, bool
+    ]:
         """Run the cases; returns (per case: the program's outcome and the tester's, if
-        any; compile error text or None; whether ``deadline`` left cases unrun). With
+        any; a failed build's status and text, or None; whether ``deadline`` left cases
+        unrun). With
         early exit the cases run in chunks that double in size (parallelism, 2x, 4x...),
         so a failure stops the run after few recompiles and a passing suite pays
         O(log n) compiles."""
@@ -224,7 +230,8 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 CompileStatus.TIMEOUT,
             ):
                 text = report.compile.output[-COMPILE_OUTPUT_CHARS:]
-                return [], text or f"compile {report.compile.status.value}", False
+                status = report.compile.status
+                return [], (status, text or f"compile {status.value}"), False
             start = len(outcomes)
             peers: list[CaseOutcome | None] = list(report.peers) or [None] * len(report.cases)
             outcomes.extend(zip(report.cases, peers, strict=True))
@@ -239,6 +246,11 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         self, plan: Plan, cases: list[Case], limits: Limits, deadline: float | None
     ) -> RunReport:
         if plan.tester is None:
+            if deadline is not None:
+                # The build must end by the latest start too: one that runs on (a C++
+                # constexpr loop compiles for minutes) would otherwise time the item out.
+                build_s = min(limits.compile_wall_s, max(deadline - time.monotonic(), 0.1))
+                limits = limits.model_copy(update={"compile_wall_s": build_s})
             return self.sandbox.run(plan.program, cases, limits, deadline)
         return self.sandbox.run_linked(plan.program, plan.tester, cases, limits)
 

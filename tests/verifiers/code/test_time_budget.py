@@ -79,3 +79,28 @@ def test_being_slow_earns_nothing_the_cases_that_ran_did_not(registry: Registry)
     result = score(registry, "x = int(input())\nwhile x >= 3: pass\nprint(x)")
     assert (result.status, result.reward) == (Status.OK, 3 / 12)
     assert result.details["passed"] == 3 and result.details["total"] == 12
+
+
+# Each constexpr variable runs to GCC's operation limit (about 6 s here), and GCC goes
+# on after each error: the build takes 6 s a variable.
+BUILDS_FOR_MINUTES = """
+constexpr long long f(long long k) {
+  long long s = 0;
+  for (long long i = 0; i < 2000; ++i) for (long long j = 0; j < 2000; ++j) s += i ^ j ^ k;
+  return s;
+}
+constexpr long long v1 = f(1), v2 = f(2), v3 = f(3), v4 = f(4), v5 = f(5), v6 = f(6);
+#include <cstdio>
+int main() { long long x; if (scanf("%lld", &x) == 1) printf("%lld\\n", x + (v1 & 0)); }
+"""
+
+
+@pytest.mark.usefixtures("paced")
+def test_a_program_that_builds_for_minutes_fails_in_time(registry: Registry) -> None:
+    item = code_item(fenced(BUILDS_FOR_MINUTES, "cpp"), SUITE, time_limit_s=0.3, language="cpp")
+    start = time.monotonic()
+    [result] = score_items([item], registry)
+    assert time.monotonic() - start < ITEM_TIMEOUT_S
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert result.details["flags"] == ["compile_timeout"]
+    assert result.details["message"] == "the program's build ran out of time"
