@@ -7,6 +7,18 @@ response). Reward: 0.0 when the simulation output matches ``fail_pattern``, else
 it matches ``pass_pattern``, else 0.0 (no verdict printed). A design that does not
 compile, a simulation that crashes or runs out of time: ``ok`` with reward 0. A sandbox
 failure: ``error``.
+
+The verdict is read from the simulation's output, so it must be the testbench's alone.
+A design could otherwise print the pass line and end the simulation before the
+testbench checks anything (``$display("ALL TESTS PASSED"); $finish;``), or write the
+testbench's error counter through a hierarchical name (``tb.errors = 0``). So a design:
+
+- calls only the system functions in `DESIGN_SYSTEM_CALLS` (arithmetic, sizes, random
+  numbers, time, assertions' sampled values): nothing that prints, ends or pauses the
+  simulation, reads or writes files, or runs commands; a ``$`` anywhere else in its code
+  (comments and strings aside) scores 0, flagged ``design_system_task``;
+- compiles on its own, without the testbench: a name it cannot resolve in itself (a
+  reach into the testbench) scores 0, flagged ``not_self_contained``.
 """
 
 from __future__ import annotations
@@ -16,13 +28,33 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
+from referee.sandbox import Case, CaseOutcome, CaseStatus, CompileStatus, Limits, Program, Sandbox
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, run_limit
 from referee.verifiers.code.extraction import extract_code
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.types import Item, Pool
 
 OUTPUT_CHARS = 2000
+
+DESIGN_SYSTEM_CALLS = frozenset(
+    {
+        *("$clog2", "$signed", "$unsigned", "$bits", "$size", "$high", "$low", "$left"),
+        *("$right", "$increment", "$dimensions", "$unpacked_dimensions", "$typename"),
+        *("$countones", "$countbits", "$onehot", "$onehot0", "$isunknown", "$cast"),
+        *("$rtoi", "$itor", "$realtobits", "$bitstoreal", "$shortrealtobits"),
+        *("$bitstoshortreal", "$floor", "$ceil", "$sqrt", "$pow", "$ln", "$log10", "$exp"),
+        *("$sin", "$cos", "$tan", "$asin", "$acos", "$atan", "$atan2", "$hypot", "$sinh"),
+        *("$cosh", "$tanh", "$asinh", "$acosh", "$atanh"),
+        *("$random", "$urandom", "$urandom_range", "$dist_uniform", "$time", "$stime"),
+        *("$realtime", "$past", "$rose", "$fell", "$stable", "$changed", "$sformatf"),
+    }
+)
+"""The system functions a design may call; every other ``$`` name is refused."""
+# Comments and string literals, blanked before the design's ``$`` names are read; a ``$``
+# not inside an identifier (``a$b`` is one) starts a system name, or stands alone (a
+# macro pasting ``$`` to a name, which is refused as well).
+_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.DOTALL)
+_SYSTEM_NAME = re.compile(r"(?<![A-Za-z0-9_$])\$[A-Za-z0-9_$]*")
 
 
 class VerilogParams(Params):
@@ -63,35 +95,59 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
             found.code.encode("utf-8")
         except UnicodeEncodeError:
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
-        sandbox = self._sandbox.get()
         # A design that never finishes fails its simulation: within the item timeout, or
         # the item would time out instead (a status a trainer masks).
         limit = run_limit(params.time_limit_s, runs=1)
         if limit < params.time_limit_s:
             details["time_limit_s"] = limit
+        refusal = self._refusal(found.code, limit)
+        if refusal is not None:
+            return Outcome(0.0, details={**details, **refusal})
         limits = Limits(wall_s=limit, cpu_s=limit, memory_mb=params.memory_mb)
         program = Program(language="verilog", source=testbench, files={"design.v": found.code})
-        report = require_ok(sandbox.run(program, [Case()], limits))
+        report = require_ok(self._sandbox.get().run(program, [Case()], limits))
         if report.compile is not None and report.compile.status is not CompileStatus.OK:
             details["compile_error"] = report.compile.output[-OUTPUT_CHARS:]
             return Outcome(0.0, details={**details, "message": "the design does not compile"})
-        run = report.cases[0]
-        output = run.stdout + run.stderr
-        details.update(status=run.status.value, output=output[-OUTPUT_CHARS:], time_s=run.wall_s)
-        if run.status is not CaseStatus.OK:
-            return Outcome(0.0, details={**details, "message": f"simulation {run.status.value}"})
-        if re.search(params.fail_pattern, output):
-            return Outcome(0.0, details={**details, "verdict": "fail"})
-        if re.search(params.pass_pattern, output):
-            return Outcome(1.0, details={**details, "verdict": "pass"})
-        return Outcome(
-            0.0,
-            details={
-                **details,
-                "verdict": "none",
-                "message": "the testbench printed no pass/fail verdict",
-            },
-        )
+        return _verdict(report.cases[0], params, details)
+
+    def _refusal(self, design: str, limit: float) -> dict[str, Any] | None:
+        """Why ``design`` is refused before it meets the testbench (details of its 0), or
+        None: a system task only a testbench may call, or a name outside itself."""
+        refused = refused_system_calls(design)
+        if refused:
+            message = f"the design calls what only a testbench may: {', '.join(refused)}"
+            return {"message": message, "flags": ["design_system_task"]}
+        alone = Program(language="verilog", source=design)
+        report = require_ok(self._sandbox.get().run(alone, [], Limits(compile_wall_s=limit)))
+        if report.compile is not None and report.compile.status is not CompileStatus.OK:
+            return {
+                "message": "the design does not compile on its own (without the testbench)",
+                "compile_error": report.compile.output[-OUTPUT_CHARS:],
+                "flags": ["not_self_contained"],
+            }
+        return None
+
+
+def _verdict(run: CaseOutcome, params: VerilogParams, details: dict[str, Any]) -> Outcome:
+    """The testbench's verdict from the simulation's output."""
+    output = run.stdout + run.stderr
+    details.update(status=run.status.value, output=output[-OUTPUT_CHARS:], time_s=run.wall_s)
+    if run.status is not CaseStatus.OK:
+        return Outcome(0.0, details={**details, "message": f"simulation {run.status.value}"})
+    if re.search(params.fail_pattern, output):
+        return Outcome(0.0, details={**details, "verdict": "fail"})
+    if re.search(params.pass_pattern, output):
+        return Outcome(1.0, details={**details, "verdict": "pass"})
+    message = "the testbench printed no pass/fail verdict"
+    return Outcome(0.0, details={**details, "verdict": "none", "message": message})
+
+
+def refused_system_calls(design: str) -> list[str]:
+    """The ``$`` names in ``design``'s code (comments and strings aside) that are not in
+    `DESIGN_SYSTEM_CALLS`, sorted; a lone ``$`` is listed as itself."""
+    code = _NOT_CODE.sub(" ", design)
+    return sorted({name for name in _SYSTEM_NAME.findall(code) if name not in DESIGN_SYSTEM_CALLS})
 
 
 def _testbench(reference: object) -> str:
