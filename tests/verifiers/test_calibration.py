@@ -189,18 +189,21 @@ def test_calibration_invalid(calibrate, reference, params, code, field) -> None:
     assert field in result.error.message
 
 
-def test_nested_timeout_propagates(calibrate) -> None:  # type: ignore[no-untyped-def]
+def test_a_nested_pattern_the_response_makes_backtrack_is_no_match(calibrate) -> None:  # type: ignore[no-untyped-def]
     spec = {**EQ, "reference": r"(a|aa)+$", "params": {"op": "regex", "regex_timeout_s": 0.1}}
     result = calibrate("a" * 60 + "b", "Paris", verifier=spec)
-    assert result.status == Status.TIMEOUT
-    assert result.reward is None
-    assert "params.verifier" in result.error.message
+    assert (result.status, result.components["correctness"]) == (Status.OK, 0.0)
+    assert result.details["details"]["flags"] == ["pattern_timeout"]
 
 
-def test_catastrophic_confidence_pattern_times_out(calibrate) -> None:  # type: ignore[no-untyped-def]
+def test_a_response_that_makes_the_confidence_pattern_backtrack_is_wrong(calibrate) -> None:  # type: ignore[no-untyped-def]
+    """Not a ``timeout`` a trainer would mask: wrong, no stated confidence, flagged; an
+    honest confidence of 0 on a wrong answer (reward 0) does at least as well."""
     result = calibrate("a" * 60 + "b", "x", verifier=EQ, confidence_pattern=r"(a|aa)+$")
-    assert result.status == Status.TIMEOUT
-    assert result.reward is None
+    assert result.status == Status.OK
+    assert result.components["correctness"] == 0.0
+    assert result.reward == -(result.components["confidence"] ** 2) <= 0.0
+    assert result.details["flags"] == ["pattern_timeout"]
 
 
 @pytest.mark.parametrize(

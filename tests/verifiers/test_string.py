@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -66,10 +67,16 @@ def test_string_invalid(score, reference, params, code, field) -> None:  # type:
     assert field in result.error.message
 
 
-def test_catastrophic_regex_times_out_instead_of_hanging(score) -> None:  # type: ignore[no-untyped-def]
+def test_a_response_that_makes_a_regex_backtrack_does_not_match(score) -> None:  # type: ignore[no-untyped-def]
+    """Neither a hung worker nor a ``timeout`` a trainer would mask: no match, flagged."""
+    start = time.monotonic()
     result = score("string", "a" * 60 + "b", r"(a|aa)+$", op="regex", regex_timeout_s=0.2)
-    assert result.status == Status.TIMEOUT
-    assert result.reward is None
+    assert time.monotonic() - start < 2.0
+    assert (result.status, result.reward) == (Status.OK, 0.0)
+    assert result.details["flags"] == ["pattern_timeout"]
+    either = score("string", "a" * 60 + "b", [r"(a|aa)+$", "b$"], op="regex", regex_timeout_s=0.2)
+    assert (either.reward, either.details["matched"]) == (1.0, "b$")
+    assert "flags" not in either.details  # another pattern matched
 
 
 def test_chat_response_uses_last_assistant_turn(score) -> None:  # type: ignore[no-untyped-def]

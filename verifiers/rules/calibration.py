@@ -6,7 +6,7 @@ import regex
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from referee.verifiers.base import ItemTimeout, ItemVerifier, Outcome, Params
+from referee.verifiers.base import ItemVerifier, Outcome, Params
 from referee.verifiers.rules.nesting import NestedScorer, SubVerifier, reward_of
 from referee.verifiers.types import Item
 
@@ -65,9 +65,12 @@ class CalibrationVerifier(NestedScorer, ItemVerifier[CalibrationParams]):
 
     def check(self, item: Item, params: CalibrationParams) -> Outcome:
         text = item.response_text()
-        stated = _last_group(params.confidence_pattern, text)
+        try:
+            stated = _last_group(params.confidence_pattern, text)
+            stripped = _strip(params.confidence_pattern, text) if params.strip_confidence else None
+        except TimeoutError:
+            return _unreadable(params)
         confidence = _parse_confidence(stated)
-        stripped = _strip(params.confidence_pattern, text) if params.strip_confidence else None
         spec = params.verifier
         result = self.score_nested(spec, spec.sub_item(item, stripped), "params.verifier")
         correctness = min(max(reward_of(result, "params.verifier"), 0.0), 1.0)
@@ -86,11 +89,23 @@ class CalibrationVerifier(NestedScorer, ItemVerifier[CalibrationParams]):
         )
 
 
+def _unreadable(params: CalibrationParams) -> Outcome:
+    """A response on which the confidence pattern ran out of time (backtracking that the
+    response drives): a wrong answer without a stated confidence, flagged, never the
+    ``timeout`` a trainer would mask. An honest confidence of 0 does at least as well."""
+    confidence = params.missing_confidence
+    brier = confidence**2
+    reason = f"confidence_pattern ran past {REGEX_TIMEOUT_S:g} s on this response"
+    return Outcome(
+        reward=-brier,
+        components={"correctness": 0.0, "confidence": confidence, "brier": brier},
+        details={"confidence_missing": True, "flags": ["pattern_timeout"], "reason": reason},
+    )
+
+
 def _last_group(pattern: str, text: str) -> str | None:
-    try:
-        matches = list(regex.finditer(pattern, text, timeout=REGEX_TIMEOUT_S))
-    except TimeoutError:
-        raise ItemTimeout(f"confidence_pattern search exceeded {REGEX_TIMEOUT_S} s") from None
+    """The last match's group; raises TimeoutError past `REGEX_TIMEOUT_S`."""
+    matches = list(regex.finditer(pattern, text, timeout=REGEX_TIMEOUT_S))
     if not matches:
         return None
     group = matches[-1].group(1)
@@ -98,11 +113,9 @@ def _last_group(pattern: str, text: str) -> str | None:
 
 
 def _strip(pattern: str, text: str) -> str | None:
-    """``text`` without the matches of ``pattern``, or None when nothing matched."""
-    try:
-        stripped, count = regex.subn(pattern, "", text, timeout=REGEX_TIMEOUT_S)
-    except TimeoutError:
-        raise ItemTimeout(f"confidence_pattern search exceeded {REGEX_TIMEOUT_S} s") from None
+    """``text`` without the matches of ``pattern``, or None when nothing matched; raises
+    TimeoutError past `REGEX_TIMEOUT_S`."""
+    stripped, count = regex.subn(pattern, "", text, timeout=REGEX_TIMEOUT_S)
     return stripped if count else None
 
 

@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 
-from referee.verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.types import Item
 
@@ -121,7 +121,10 @@ def _check_regex(text: str, params: FormatParams) -> dict[str, Any]:
     try:
         found = matcher(params.pattern, text, timeout=params.regex_timeout_s)
     except TimeoutError:
-        raise ItemTimeout(f"regex {params.match} exceeded {params.regex_timeout_s} s") from None
+        # Backtracking the response drives (on texts that almost match): no match, never
+        # a ``timeout`` a trainer would mask.
+        problem = f"pattern did not {params.match} within {params.regex_timeout_s:g} s"
+        return {"problem": problem, "flags": ["pattern_timeout"]}
     return {"problem": None if found else f"pattern did not {params.match} the response"}
 
 

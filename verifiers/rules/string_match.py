@@ -7,7 +7,7 @@ from typing import Literal
 import regex
 from pydantic import Field
 
-from referee.verifiers.base import ItemInvalid, ItemTimeout, ItemVerifier, Outcome, Params
+from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.normalization import Normalization
 from referee.verifiers.rules.references import text_references
 from referee.verifiers.types import Item
@@ -21,7 +21,9 @@ class StringParams(Params):
     ``regex`` searches the response with the reference as pattern."""
     normalize: Normalization = Field(default_factory=Normalization)
     regex_timeout_s: float = Field(default=0.5, gt=0, le=10)
-    """Budget for one regex search; a pattern that backtracks past it is ``timeout``."""
+    """Budget for one regex search. A search that backtracks past it reads as no match,
+    flagged ``pattern_timeout``: catastrophic backtracking happens on texts that almost
+    match, and a response must not buy a ``timeout`` (a status trainers mask) with one."""
 
 
 class StringVerifier(ItemVerifier[StringParams]):
@@ -42,13 +44,19 @@ class StringVerifier(ItemVerifier[StringParams]):
         if params.op == "icontains":
             norm = norm.model_copy(update={"casefold": True})
         response = norm.apply(item.response_text())
+        slow = False
         if params.op == "regex":
-            hits = [_search(ref, response, params.regex_timeout_s) for ref in references]
+            found = [_search(ref, response, params.regex_timeout_s) for ref in references]
+            hits, slow = [hit is True for hit in found], None in found
         else:
             hits = [_compare(params.op, response, norm.apply(ref)) for ref in references]
         passed = all(hits) if params.op == "ne" else any(hits)
         matched = references[hits.index(True)] if True in hits else None
-        return Outcome(reward=float(passed), details={"op": params.op, "matched": matched})
+        details: dict[str, object] = {"op": params.op, "matched": matched}
+        if slow and not passed:
+            reason = f"a search ran past {params.regex_timeout_s:g} s: read as no match"
+            details.update(flags=["pattern_timeout"], reason=reason)
+        return Outcome(reward=float(passed), details=details)
 
 
 def _compare(op: str, response: str, reference: str) -> bool:
@@ -63,10 +71,11 @@ def _compare(op: str, response: str, reference: str) -> bool:
     return response.endswith(reference)
 
 
-def _search(pattern: str, response: str, timeout_s: float) -> bool:
+def _search(pattern: str, response: str, timeout_s: float) -> bool | None:
+    """Whether ``pattern`` is found in ``response``; None when the search ran out of time."""
     try:
         return regex.search(pattern, response, timeout=timeout_s) is not None
     except regex.error as exc:
         raise ItemInvalid("invalid_reference", f"reference: not a valid regex: {exc}") from None
     except TimeoutError:
-        raise ItemTimeout(f"regex search exceeded {timeout_s} s") from None
+        return None
