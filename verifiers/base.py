@@ -36,16 +36,29 @@ them to finish within it."""
 RUNS_SHARE = 0.8
 
 
-def run_limit(seconds: float, runs: int) -> float:
-    """A sandbox run's time limit: ``seconds``, shortened when ``runs`` runs of it would
-    not end within `RUNS_SHARE` of the executor's item timeout (unchanged in a library
-    call). A verifier that runs a program again to place a failure (a grader or checker a
-    response broke, or one broken for every input?) needs both runs to end before the
-    executor times the item out."""
+#: The shortest run worth starting to place a failure (`rerun_limit`).
+MIN_RERUN_S = 0.5
+
+
+def run_limit(seconds: float) -> float:
+    """A sandbox run's time limit: ``seconds``, shortened to end within `RUNS_SHARE` of
+    the executor's item timeout (unchanged in a library call), so that a program that
+    never ends fails its run instead of timing the item out."""
+    limit = item_timeout_s.get()
+    return seconds if limit is None else min(seconds, RUNS_SHARE * limit)
+
+
+def rerun_limit(seconds: float, since: float) -> float | None:
+    """The time limit of a second run, started to place a failure of the first (a grader
+    or checker that a response broke, or one broken for every input?): ``seconds``, or
+    what is left of `RUNS_SHARE` of the item timeout since ``since`` (a `time.monotonic`
+    instant); None when that is under `MIN_RERUN_S`. The first run always keeps its whole
+    limit: a slow but working program is never cut short to make room."""
     limit = item_timeout_s.get()
     if limit is None:
         return seconds
-    return min(seconds, RUNS_SHARE * limit / runs)
+    left = min(seconds, RUNS_SHARE * limit - (time.monotonic() - since))
+    return left if left >= MIN_RERUN_S else None
 
 
 class ItemInvalid(Exception):

@@ -16,7 +16,11 @@ Statuses keep the two layers apart, and place a failure on whoever caused it:
   status a trainer masks or retries instead of a low reward. The probes are
   ``reference.probes`` (output texts the grader is known to grade, e.g. the gold answer)
   or, by default, the item's own top-level string values; ``probes: []`` turns it off;
-- a grader too slow on the probes as well is ``timeout``.
+- a grader too slow on the probes as well is ``timeout``, and so is one that ran out of
+  time on the response when the item has no time left to grade a probe (the first run
+  keeps its whole ``timeout_s``, within 0.8 of the executor's item timeout: keep
+  ``timeout_s`` under half of it for a response that makes the grader loop to be
+  placed).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +42,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     parse_reference,
+    rerun_limit,
     run_limit,
 )
 from referee.verifiers.code.runtime import SandboxHandle, handle_of
@@ -111,14 +117,15 @@ class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
     def check(self, item: Item, params: PythonGraderParams) -> Outcome:
         reference = parse_reference(GraderReference, item.reference)
         probes = _probes(reference)
-        limit = run_limit(params.timeout_s, runs=2 if probes else 1)
+        start = time.monotonic()
+        limit = run_limit(params.timeout_s)
         run = self._graded(reference, [sample_of(item.response_text())], limit, params, False)
         details: dict[str, Any] = {"stderr": run.outcome.stderr[-2000:]}
         if limit < params.timeout_s:
             details["time_limit_s"] = limit
         if run.outcome.status == CaseStatus.OK and run.scores and run.scores[-1] is not None:
             return Outcome(reward=run.scores[-1], details=details)
-        if run.imported and probes and self._grades_a_probe(reference, probes, limit, params):
+        if run.imported and probes and self._grades_a_probe(reference, probes, start, params):
             timed_out = run.outcome.status == CaseStatus.TIMEOUT
             flag = "grader_timeout" if timed_out else "grader_failed"
             reason = f"the grader failed on this response: {run.failure}"
@@ -129,11 +136,15 @@ class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
         self,
         reference: GraderReference,
         probes: list[str],
-        limit: float,
+        start: float,
         params: PythonGraderParams,
     ) -> bool:
-        """True when the grader returns a finite number for at least one probe: it works,
-        so a failure on the response is the response's doing."""
+        """True when the grader returns a finite number for at least one probe, within
+        what is left of the item's time since ``start``: it works, so a failure on the
+        response is the response's doing."""
+        limit = rerun_limit(params.timeout_s, start)
+        if limit is None:
+            return False  # no time left to tell
         samples = [sample_of(text) for text in probes]
         run = self._graded(reference, samples, limit, params, True)
         return any(score is not None for score in run.scores)

@@ -22,8 +22,11 @@ number ``partial`` asks for, is ``invalid`` (the reference's fault); over its ti
 ``timeout`` — unless it gives a verdict on an empty directory (the state of an agent that
 did nothing): then it works, these files broke it, and they score 0, flagged
 ``checker_failed`` or ``checker_timeout``. Otherwise files that make a checker loop or
-print garbage would buy a status a trainer masks or retries. Both runs fit in the
-executor's item timeout (``details.time_limit_s`` when the limit was shortened for it).
+print garbage would buy a status a trainer masks or retries. Both runs fit in 0.8 of the
+executor's item timeout: the first keeps its whole ``time_limit_s`` within it
+(``details.time_limit_s`` when shortened), the empty directory gets what is left; with
+none left, files the checker loops on are ``timeout`` (keep ``time_limit_s`` under half
+the item timeout to have them placed).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -44,6 +48,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     parse_reference,
+    rerun_limit,
     run_limit,
 )
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
@@ -101,7 +106,8 @@ class StateVerifier(ItemVerifier[StateParams]):
     def check(self, item: Item, params: StateParams) -> Outcome:
         reference = _reference(item.reference)
         files = _decoded(params.files)
-        limit = run_limit(params.time_limit_s, runs=2 if files else 1)
+        start = time.monotonic()
+        limit = run_limit(params.time_limit_s)
         case = self._checked(reference, files, params, limit)
         details: dict[str, Any] = {
             "files": len(files),
@@ -115,7 +121,7 @@ class StateVerifier(ItemVerifier[StateParams]):
         reward = _verdict(case, params.partial)
         if reward is not None:
             return Outcome(reward, details=details)
-        if files and self._judges_empty(reference, params, limit):
+        if files and self._judges_empty(reference, params, start):
             flag = "checker_timeout" if case.status is CaseStatus.TIMEOUT else "checker_failed"
             return Outcome(0.0, details={**details, "flags": [flag]})
         if case.status is CaseStatus.TIMEOUT:
@@ -127,9 +133,13 @@ class StateVerifier(ItemVerifier[StateParams]):
             f"reward in [0, 1], not {last!r}",
         )
 
-    def _judges_empty(self, reference: StateReference, params: StateParams, limit: float) -> bool:
+    def _judges_empty(self, reference: StateReference, params: StateParams, start: float) -> bool:
         """True when the checker gives a verdict on an empty directory (the state of an
-        agent that did nothing): it works, so files it gave none on broke it, and fail."""
+        agent that did nothing), within what is left of the item's time since ``start``:
+        it works, so files it gave none on broke it, and fail."""
+        limit = rerun_limit(params.time_limit_s, start)
+        if limit is None:
+            return False  # no time left to tell
         return _verdict(self._checked(reference, {}, params, limit), params.partial) is not None
 
     def _checked(

@@ -78,13 +78,24 @@ def test_grader_cases(registry: Registry, case: Case) -> None:
 def test_a_response_that_makes_the_grader_loop_scores_its_floor_in_time(
     registry: Registry, item_timeout: None
 ) -> None:
+    """With ``timeout_s`` under half the item timeout there is time to grade a probe."""
     start = time.monotonic()
-    result = _graded(registry, LOOPS, ANSWER, "please loop", {})
+    result = _graded(registry, LOOPS, ANSWER, "please loop", {"timeout_s": 1})
     assert result.status == Status.OK and result.reward == 0.0
     assert result.details["flags"] == ["grader_timeout"]
-    assert result.details["time_limit_s"] == pytest.approx(0.8 * ITEM_TIMEOUT_S / 2)
     assert time.monotonic() - start < ITEM_TIMEOUT_S
-    assert _graded(registry, LOOPS, ANSWER, "fine", {}).reward == 0.5
+    assert _graded(registry, LOOPS, ANSWER, "fine", {"timeout_s": 1}).reward == 0.5
+
+
+def test_a_grader_looping_on_its_whole_time_cannot_be_placed(
+    registry: Registry, item_timeout: None
+) -> None:
+    """The first run keeps its whole limit (within 0.8 of the item timeout), so a slow
+    grader is never cut short; no time is left to grade a probe: ``timeout``, in time."""
+    start = time.monotonic()
+    result = _graded(registry, LOOPS, ANSWER, "please loop", {})
+    assert result.status == Status.TIMEOUT, result.error
+    assert time.monotonic() - start < ITEM_TIMEOUT_S
 
 
 def test_a_grader_slow_on_every_sample_times_out(registry: Registry, item_timeout: None) -> None:

@@ -97,7 +97,7 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
         # A design that never finishes fails its simulation: within the item timeout, or
         # the item would time out instead (a status a trainer masks).
-        limit = run_limit(params.time_limit_s, runs=1)
+        limit = run_limit(params.time_limit_s)
         if limit < params.time_limit_s:
             details["time_limit_s"] = limit
         refusal = self._refusal(found.code, limit)
