@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from referee.sandbox import CaseStatus, Sandbox
+from referee.sandbox import CaseOutcome, CaseStatus, Sandbox
 from referee.verifiers.base import (
     ItemError,
     ItemInvalid,
@@ -46,9 +46,11 @@ HARNESS = """
 import json, sqlite3, sys
 job = json.loads(sys.stdin.read())
 db = sqlite3.connect(":memory:")
-def run(sql):
+def run(sql, most=None):
     try:
-        return {"rows": [list(r) for r in db.execute(sql).fetchall()]}
+        cursor = db.execute(sql)
+        rows = cursor.fetchall() if most is None else cursor.fetchmany(most)
+        return {"rows": [list(r) for r in rows]}
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
 def emit(key, value):
@@ -62,8 +64,10 @@ try:
 except Exception as exc:
     emit("setup_error", f"{type(exc).__name__}: {exc}")
 else:
-    emit("gold", run(job["gold"]))  # first, so a timeout after it is the prediction's
-    emit("pred", run(job["pred"]))
+    gold = run(job["gold"])
+    emit("gold", gold)  # first, so a run that ends after it ended in the prediction
+    # One row more than the gold's already makes the prediction wrong: no more is read.
+    emit("pred", run(job["pred"], len(gold.get("rows", ())) + 1))
 """
 
 
@@ -178,10 +182,23 @@ def _execute(sandbox: Sandbox, job: dict[str, Any], timeout_s: float) -> dict[st
             out.update(json.loads(line))
         except ValueError:
             continue
+    if "setup_error" in out or {"gold", "pred"} <= set(out):
+        return out
+    if "gold" in out and "error" not in out["gold"]:
+        # The run ended in the prediction (time, memory, a result too big to print): the
+        # query's doing, a wrong answer; never a status a response could buy.
+        return {**out, "pred": {"error": _ended(outcome, timeout_s)}}
     if outcome.status == CaseStatus.TIMEOUT:
-        if "gold" in out and "error" not in out["gold"]:
-            return {**out, "pred": {"error": f"the query ran longer than {timeout_s:g} s"}}
         raise ItemTimeout(f"building the database or the gold query took over {timeout_s:g} s")
-    if not ("setup_error" in out or {"gold", "pred"} <= set(out)):
-        raise ItemError("sql_harness_failed", outcome.stderr[-500:] or outcome.status.value)
-    return out
+    if outcome.status == CaseStatus.OUTPUT_LIMIT:
+        message = "reference.query: its result is too big to compare (over 1 MiB as JSON)"
+        raise ItemInvalid("invalid_reference", message)
+    raise ItemError("sql_harness_failed", outcome.stderr[-500:] or outcome.status.value)
+
+
+def _ended(outcome: CaseOutcome, timeout_s: float) -> str:
+    if outcome.status == CaseStatus.TIMEOUT:
+        return f"the query ran longer than {timeout_s:g} s"
+    if outcome.status == CaseStatus.OUTPUT_LIMIT:
+        return "the query's result is too big to compare (over 1 MiB as JSON)"
+    return f"the query's run ended without a result: {outcome.status.value}"

@@ -57,6 +57,32 @@ def test_sql_cases(score, response, reference, params, reward) -> None:  # type:
     assert result.reward == reward, result.details
 
 
+HUGE_ROWS = "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r LIMIT {})"
+# Queries whose results cost the harness what the policy chooses: each once made the item
+# error (sql_harness_failed, retryable), a status a response could buy.
+COSTLY = {
+    "a result over the output cap": HUGE_ROWS.format(100_000)
+    + " SELECT printf('%.1000c', 'x') FROM r",
+    "a row bigger than the cap": "SELECT printf('%.2000000c', 'x') FROM emp",
+    "millions of rows": HUGE_ROWS.format(20_000_000) + " SELECT x FROM r",
+}
+
+
+@pytest.mark.parametrize("query", COSTLY.values(), ids=COSTLY.keys())
+def test_a_query_too_costly_to_compare_is_wrong(score, query: str) -> None:  # type: ignore[no-untyped-def]
+    result = score("sql", query, REF)
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    # Either read only as far as it is already wrong (one row past the gold's), or failed.
+    details = result.details
+    assert details.get("error") or details["predicted_rows"] == details["gold_rows"] + 1
+
+
+def test_a_gold_result_too_big_to_compare_is_the_references(score) -> None:  # type: ignore[no-untyped-def]
+    reference = {**REF, "query": HUGE_ROWS.format(100_000) + " SELECT printf('%.1000c', x) FROM r"}
+    result = score("sql", "SELECT 1", reference)
+    assert result.status == Status.INVALID and "reference.query" in result.error.message
+
+
 def test_errors_are_reported_in_details(score) -> None:  # type: ignore[no-untyped-def]
     result = score("sql", "SELEC 1", REF)
     assert "syntax error" in result.details["error"]
