@@ -40,18 +40,19 @@ class LikelihoodEncoder:
         placement: tuple[Placement, str],
         truncation: Truncation,
         debias: bool,
+        empty_ok: bool = False,
     ) -> list[Encoded]:
         """The reasoning's sequence, and the bare one when ``debias``; `Unearned` for an
-        empty response or one with no answer to replace; `Rejected` for an empty
-        reference or a truncation that would cut the reference (special tokens in the
-        response are read as text: `ChatEncoder.admit`)."""
+        empty response (unless ``empty_ok``) or one with no answer to replace; `Rejected`
+        for an empty reference or a truncation that would cut the reference (special
+        tokens in the response are read as text: `ChatEncoder.admit`)."""
         if not reference.strip():
             raise Rejected("empty_reference", "reference: is empty")
         for turn in prompt:
             self.chat.check("prompt", turn["content"])
         admitted = self.chat.admit("response", response)
         response = admitted.text
-        if not response.strip():
+        if not response.strip() and not empty_ok:
             raise Unearned("empty_response", "response: is empty")
         self.chat.check("reference", reference)
         placed = place_reference(response, reference, *placement)

@@ -11,8 +11,10 @@ its wrapper alone (no reasoning) and clips to [0, 1], so reasoning earns only wh
 adds. The model is a ``head: lm`` entry of the model catalog; the response's reasoning
 cannot see or reach the reference: it is placed by referee after the reasoning is fixed.
 An empty response, or one with no answer where ``placement`` looks for it, earns 0
-(flagged ``empty_response`` / ``answer_not_found``); under ``log_likelihood``, which has
-no floor, such an item is ``invalid``.
+(flagged ``empty_response`` / ``answer_not_found``). A ``log_likelihood`` has no floor:
+there the reference goes after ``template`` at the end of such a response (VeriFree's
+way; after nothing, for an empty one), flagged the same. Never ``invalid``: a response
+must not buy a status a trainer masks.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from referee.gpu_rm.batcher import Scored
-from referee.gpu_rm.encoding import Encoded, Rejected
+from referee.gpu_rm.encoding import Encoded, Rejected, Unearned
 from referee.gpu_rm.registry import ServedModel
 from referee.gpu_rm.settings import HeadKind
 from referee.gpu_rm.spans import Placement
@@ -69,15 +71,26 @@ class RefProbVerifier(BatchedModelVerifier):
     def submissions(self, served: ServedModel, item: Item, params: Any) -> list[Submission]:
         if not isinstance(item.reference, str):
             raise Rejected("invalid_reference", "reference: must be the answer's text")
-        encoded: list[Encoded] = served.model.likelihood.reference(
-            turns(item.prompt, "user"), reply(item.response), item.reference,
-            (params.placement, params.template), params.truncation, params.debias,
-        )  # fmt: skip
+        likelihood = served.model.likelihood
+        given = (turns(item.prompt, "user"), reply(item.response), item.reference)
+        try:
+            encoded: list[Encoded] = likelihood.reference(
+                *given, (params.placement, params.template), params.truncation, params.debias
+            )
+        except Unearned as unearned:
+            if params.score != "log_likelihood":
+                raise  # scored at the floor, 0
+            # No floor to give: the reference after the template, at the response's end.
+            encoded = likelihood.reference(
+                *given, ("append", params.template), params.truncation, False, empty_ok=True
+            )
+            flags = encoded[0].details.get("flags", ())
+            encoded[0].details["flags"] = sorted({*flags, unearned.code})
         return [(served, enc) for enc in encoded]
 
     def floor(self, params: Any) -> float | None:
         # a probability (or a debiased difference clipped to [0, 1]) has 0 as its floor;
-        # a log-likelihood has none, so a response without an answer cannot be scored
+        # a log-likelihood has none (`submissions` appends the reference instead)
         return None if params.score == "log_likelihood" else 0.0
 
     def interpret_all(

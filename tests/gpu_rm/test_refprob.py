@@ -173,7 +173,7 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.INVALID, "too_long"),
         (Status.INVALID, "too_long"),
         (Status.OK, None),  # its special token read as text (flagged), the answer replaced
-        (Status.INVALID, "answer_not_found"),  # a log-likelihood has no floor
+        (Status.OK, None),  # no floor: the reference appended instead (below)
         (Status.OK, None),
     ]
     assert results[14].details["flags"] == ["special_token"]
@@ -183,10 +183,35 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         *[(0.0, ["answer_not_found"])] * 3,
         (0.0, ["empty_response"]),
     ]
-    assert "response" in results[15].error.message  # type: ignore[union-attr]
+    assert results[15].details["flags"] == ["answer_not_found"]
     assert "params" in results[10].error.message  # type: ignore[union-attr]
     assert results[11].details["truncated"]["policy"] == "keep_end"
     assert results[11].components["reference_tokens"] == results[0].components["reference_tokens"]
+
+
+def test_a_log_likelihood_without_an_answer_reads_the_reference_appended(
+    registry: ModelRegistry, lm_dirs: dict[str, Path]
+) -> None:
+    """A log-likelihood has no floor to give a response without an answer (or an empty
+    one): it is never ``invalid`` (a status a policy could buy by leaving the answer out);
+    the reference goes after the template at its end, as VeriFree places it."""
+    template = "\nThe answer is "
+    results = RefProbVerifier(registry).score([
+        item("two and three is 5.", "5", score="log_likelihood"),
+        item("", "5", score="log_likelihood"),
+        item("two and three is 5. <answer>7", "5", score="log_likelihood", placement="answer_tag"),
+    ])  # fmt: skip
+    assert [r.status for r in results] == [Status.OK] * 3, results
+    path = lm_dirs["llama"]
+    for result, text, flag in zip(
+        results,
+        ["two and three is 5." + template, template, "two and three is 5. <answer>7" + template],
+        ["answer_not_found", "empty_response", "answer_not_found"],
+        strict=True,
+    ):
+        want = reference_logprobs(path, text + "5", "5")
+        assert result.reward == pytest.approx(sum(want), abs=1e-4)
+        assert result.details["flags"] == [flag]
 
 
 def test_a_merged_boundary_is_read_and_reported(
