@@ -172,15 +172,21 @@ class Sandbox:
         return report
 
     def run_linked(
-        self, program: Program, peer: Program, cases: Sequence[Case], limits: Limits | None = None
+        self,
+        program: Program,
+        peer: Program,
+        cases: Sequence[Case],
+        limits: Limits | None = None,
+        deadline: float | None = None,
     ) -> RunReport:
         """Run ``program`` and ``peer`` side by side for every case, each in a sandbox of its
         own, linked by a channel (two pipes: what one writes the other reads; the fds are
         named in ``REFEREE_CHANNEL_IN`` / ``REFEREE_CHANNEL_OUT``). The *peer* gets the
         case (stdin, argv, files); the program gets none, so nothing in a case reaches the
         program except through the peer. Both are interpreted languages here (no compile
-        step). ``cases`` in the report are the program's outcomes, ``peers`` the peer's.
-        Same errors as `run`; the docker backend cannot link (``sandbox_error``)."""
+        step). ``cases`` in the report are the program's outcomes, ``peers`` the peer's;
+        with a ``deadline``, of the prefix of ``cases`` started by then, as in `run`. Same
+        errors as `run`; the docker backend cannot link (``sandbox_error``)."""
         limits = limits or self.settings.limits
         found = [languages.find(p.language) for p in (program, peer)]
         langs = [lang for lang in found if lang is not None]
@@ -222,7 +228,7 @@ class Sandbox:
             return self._linked_case(langs, boxes, (program, peer), case, limits)
 
         try:
-            pairs = self._map(one, cases)
+            pairs = self._started_by(deadline, one, cases)
             report.cases = [pair[0] for pair in pairs]
             report.peers = [pair[1] for pair in pairs]
         except SandboxFailure as exc:
@@ -260,6 +266,24 @@ class Sandbox:
             finally:
                 theirs = peer.result()
         return outcome(mine, limits), outcome(theirs, limits)
+
+    def _started_by(
+        self, deadline: float | None, one: Callable[[Case], T], cases: Sequence[Case]
+    ) -> list[T]:
+        """`_map` over the cases that start by ``deadline`` (`time.monotonic`): the
+        outcomes of a prefix of ``cases`` (all of them without a deadline)."""
+
+        def timely(case: Case) -> T | None:
+            if deadline is not None and time.monotonic() > deadline:
+                return None  # too late to start
+            return one(case)
+
+        ran: list[T] = []
+        for found in self._map(timely, cases):
+            if found is None:
+                break  # cases start in order: the rest started later still
+            ran.append(found)
+        return ran
 
     def _map(self, one: Callable[[Case], T], cases: Sequence[Case]) -> list[T]:
         if len(cases) <= 1 or self.settings.parallelism == 1:
@@ -350,17 +374,7 @@ class Sandbox:
                 self._fell_back(exc)
                 return full(case)
 
-        def timely(case: Case) -> CaseOutcome | None:
-            if deadline is not None and time.monotonic() > deadline:
-                return None  # too late to start
-            return one(case)
-
-        ran: list[CaseOutcome] = []
-        for found in self._map(timely, cases):
-            if found is None:
-                break  # cases start in order: the rest started later still
-            ran.append(found)
-        return ran
+        return self._started_by(deadline, one, cases)
 
     def _fell_back(self, failure: SandboxFailure) -> None:
         """Say and count that the fast path could not run a case (it runs again in bwrap);

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from referee.sandbox import Case, Program, Sandbox, SandboxSettings, SandboxStatus
+from referee.sandbox import Case, Limits, Program, Sandbox, SandboxSettings, SandboxStatus
 from tests.sandbox.conftest import FAST
 
 
@@ -170,3 +171,18 @@ def test_the_docker_backend_says_it_cannot_link(work_root: Path) -> None:
     assert report.sandbox_status is SandboxStatus.UNAVAILABLE
     assert "linked" in report.message
     assert _open_fds() - before == set()
+
+
+def test_a_deadline_runs_only_the_linked_cases_that_start_by_it(linked: Sandbox) -> None:
+    """As for `Sandbox.run`: cases start in order, and one not started by the deadline
+    is not run, nor any after it; the report holds the prefix that ran, both sides."""
+    limits = Limits(wall_s=0.5, cpu_s=0.5)
+    looping, peer = (Program(language="python3", source=s) for s in ("while True: pass", "0"))
+    cases = [Case() for _ in range(12)]
+    start = time.monotonic()
+    report = linked.run_linked(looping, peer, cases, limits, start + 0.7)
+    assert time.monotonic() - start < 0.7 + 0.5 + 1.0
+    assert 0 < len(report.cases) == len(report.peers) < 12
+    quick = Program(language="python3", source="0")
+    everything = linked.run_linked(quick, peer, cases, limits, time.monotonic() + 30)
+    assert len(everything.cases) == 12

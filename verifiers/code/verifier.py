@@ -252,7 +252,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 build_s = min(limits.compile_wall_s, max(deadline - time.monotonic(), 0.1))
                 limits = limits.model_copy(update={"compile_wall_s": build_s})
             return self.sandbox.run(plan.program, cases, limits, deadline)
-        return self.sandbox.run_linked(plan.program, plan.tester, cases, limits)
+        return self.sandbox.run_linked(plan.program, plan.tester, cases, limits, deadline)
 
     def _apply_checker(
         self, suite: Suite, outcomes: Sequence[CaseOutcome], verdicts: list[Verdict], limits: Limits

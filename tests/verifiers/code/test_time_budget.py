@@ -55,8 +55,9 @@ def test_a_right_program_runs_every_case_within_the_pace(registry: Registry) -> 
 
 def test_limits_that_contradict_the_item_timeout_are_not_paced(registry: Registry) -> None:
     """A case limit past the share of the item timeout: pacing would run nothing and
-    score a program it never ran; the item timeout answers instead (in a pool)."""
-    token = item_timeout_s.set(0.5)
+    score a program it never ran; the item timeout answers instead (in a pool). Here
+    0.3 s a case against 0.8 of a 0.3 s item timeout."""
+    token = item_timeout_s.set(0.3)
     try:
         result = score(registry, "print(input())")
     finally:
@@ -104,3 +105,18 @@ def test_a_program_that_builds_for_minutes_fails_in_time(registry: Registry) -> 
     assert (result.status, result.reward) == (Status.OK, 0.0), result.error
     assert result.details["flags"] == ["compile_timeout"]
     assert result.details["message"] == "the program's build ran out of time"
+
+
+@pytest.mark.usefixtures("paced")
+def test_a_function_that_never_returns_fails_its_linked_asserts_in_time(
+    registry: Registry,
+) -> None:
+    """Assert tests run in a second sandbox linked to the program's; 12 of them at 0.3 s
+    each outlast the 2 s item timeout unless paced like the other suites."""
+    asserts = {"tests": [f"assert f({i}) == {i}" for i in range(12)]}
+    item = code_item(fenced("def f(x):\n    while True: pass"), asserts, time_limit_s=0.3)
+    start = time.monotonic()
+    [result] = score_items([item], registry)
+    assert time.monotonic() - start < ITEM_TIMEOUT_S
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert "time_budget" in result.details["flags"]
