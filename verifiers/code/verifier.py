@@ -21,7 +21,14 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from referee.sandbox import Case, CaseOutcome, CompileStatus, Limits, RunReport, Sandbox, languages
-from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, item_timeout_s
+from referee.verifiers.base import (
+    RUNS_SHARE,
+    ItemInvalid,
+    ItemVerifier,
+    Outcome,
+    Params,
+    item_timeout_s,
+)
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
 from referee.verifiers.code.checker import Judged, run_checker
@@ -35,15 +42,6 @@ from referee.verifiers.types import Item, Pool
 
 COMPILE_OUTPUT_CHARS = 2000
 MAX_CASE_DETAILS = 200
-SUITE_SHARE = 0.8
-"""Share of the item timeout by which the compile and the cases must have ended; a case
-that could not end within it (its wall limit from when it would start) is not started:
-it scores 0, flagged ``time_budget``. The rest is margin for a checker and the worker.
-Without it a program that loops, in a suite of more cases than fit in the item timeout,
-made the item ``timeout`` (no reward, retryable) instead of failing its cases: a way out
-of a 0 for the commonest wrong program. When not even one case fits (a case's limit
-past the share: the client's limits contradict each other), nothing is paced and the
-item timeout answers, as before: a program is never scored 0 without being run."""
 
 
 def known_language(name: str) -> str:
@@ -276,13 +274,20 @@ class CodeVerifier(ItemVerifier[CodeParams]):
 
 
 def _latest_start(limits: Limits) -> float | None:
-    """The latest a case may start and still end within `SUITE_SHARE` of the executor's
+    """The latest a case may start and still end within `RUNS_SHARE` of the executor's
     item timeout; None outside an executor (a library call paces nothing) or when not
-    even a case started now would end in time."""
+    even a case started now would end in time.
+
+    A case that could not end by then is not started: it scores 0, flagged
+    ``time_budget`` (the rest of the item timeout is margin for a checker and the
+    worker). Without it a program that loops, in a suite of more cases than fit in the
+    item timeout, made the item ``timeout`` (no reward, retryable) instead of failing its
+    cases. When not even one case fits (the client's limits contradict each other),
+    nothing is paced and the item timeout answers: a program is never scored 0 unrun."""
     limit = item_timeout_s.get()
-    if limit is None or limits.wall_s >= SUITE_SHARE * limit:
+    if limit is None or limits.wall_s >= RUNS_SHARE * limit:
         return None
-    return time.monotonic() + SUITE_SHARE * limit - limits.wall_s
+    return time.monotonic() + RUNS_SHARE * limit - limits.wall_s
 
 
 def _failed(
