@@ -215,6 +215,8 @@ class ItemVerifier(ABC, Generic[P]):
 
     name: ClassVar[str]
     version: ClassVar[int] = 1
+    """Raised when a verdict an ``ok`` result carried would change (a hack closed); a
+    ``timeout``/``invalid``/``error`` that becomes a score changes no ``ok`` verdict."""
     pool: ClassVar[Pool] = Pool.CPU
     Params: ClassVar[type[BaseModel]]
     description: ClassVar[str] = ""

@@ -106,7 +106,6 @@ class GraderRun:
 
 class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
     name = "python_grader"
-    version = 2
     pool = Pool.SANDBOX
     Params = PythonGraderParams
     description = "OpenAI-style python grader: grade(sample, item) run in the sandbox."

@@ -92,7 +92,6 @@ class StateVerifier(ItemVerifier[StateParams]):
     """Reward from a checker program run over files (a session's end state)."""
 
     name = "state"
-    version = 2
     pool = Pool.SANDBOX
     Params = StateParams
     description = (

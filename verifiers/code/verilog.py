@@ -78,6 +78,7 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
     """Reward 1/0 from the testbench's pass/fail report (see the module docstring)."""
 
     name = "verilog"
+    version = 2  # 1 scored designs that print or end the simulation themselves
     pool = Pool.SANDBOX
     Params = VerilogParams
     description = "Simulate the response's Verilog design under the reference testbench (iverilog)."
