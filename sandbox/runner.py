@@ -48,6 +48,8 @@ from referee.sandbox.types import (
 _COMPILE_PROCESSES = 512
 PROBLEM_RECHECK_S = 30.0
 """How long a found backend problem is believed before the backend is probed again."""
+MIN_CASE_S = 0.2
+"""The least time worth a case under `Sandbox.run`'s ``end_by``: with less it is not started."""
 
 
 log = logging.getLogger(__name__)
@@ -129,11 +131,14 @@ class Sandbox:
         cases: Sequence[Case],
         limits: Limits | None = None,
         deadline: float | None = None,
+        end_by: float | None = None,
     ) -> RunReport:
         """Compile ``program`` once and run every case; see the module docstring. With a
         ``deadline`` (`time.monotonic`), the latest a case may start, a case not started
         by then is not run: ``cases`` in the report are then the outcomes of a prefix of
-        ``cases``, the ones that ran."""
+        ``cases``, the ones that ran. With ``end_by`` (`time.monotonic`) every case ends by
+        then: a case's wall and CPU limits are cut to the time left when it starts, and a
+        case with less than `MIN_CASE_S` left is not started (as past ``deadline``)."""
         limits = limits or self.settings.limits
         lang = languages.find(program.language)
         if lang is None:
@@ -160,7 +165,7 @@ class Sandbox:
                 box.drop(list(files))
             if report.compile.status is CompileStatus.OK or lang.compile is None:
                 report.cases = self._cases(
-                    lang, list(files), box, binds, program, cases, limits, deadline
+                    lang, list(files), box, binds, program, cases, limits, (deadline, end_by)
                 )
         except SandboxFailure as exc:
             report.sandbox_status = SandboxStatus.ERROR
@@ -349,30 +354,36 @@ class Sandbox:
         program: Program,
         cases: Sequence[Case],
         limits: Limits,
-        deadline: float | None = None,
+        pace: tuple[float | None, float | None] = (None, None),
     ) -> list[CaseOutcome]:
+        """The outcomes of the cases started in time: ``pace`` is `run`'s ``deadline``
+        and ``end_by``."""
         fast = self._fast_path(lang)
         argv = lang.argv(lang.run, files, limits.memory_mb)
+        deadline, end_by = pace
+        if end_by is not None:
+            deadline = min(end_by - MIN_CASE_S, deadline if deadline is not None else end_by)
 
-        def full(case: Case) -> CaseOutcome:
+        def full(case: Case, limits: Limits) -> CaseOutcome:
             return outcome(
                 self.backend.execute(_case_command(lang, argv, box, binds, case, limits)),
                 limits,
             )
 
         def one(case: Case) -> CaseOutcome:
-            if fast is None or not fast.fits(limits) or case.fetch or case.data_files:
+            mine = _within(limits, end_by)
+            if fast is None or not fast.fits(mine) or case.fetch or case.data_files:
                 # fetching files needs the per-case supervisor; the fast path takes text
-                return full(case)
+                return full(case, mine)
             try:
-                return outcome(fast.execute(program, case, limits), limits)
+                return outcome(fast.execute(program, case, mine), mine)
             except SandboxFailure as exc:
                 # The fast path is an optimisation: when it cannot run the case (its server
                 # died, e.g. an OOM kill in the shared pool cgroup, or could not fork under
                 # a concurrent case's fork bomb), the case runs again in a bwrap of its
                 # own, which also reports the right status for what the case did.
                 self._fell_back(exc)
-                return full(case)
+                return full(case, _within(mine, end_by))
 
         return self._started_by(deadline, one, cases)
 
@@ -410,6 +421,18 @@ class Sandbox:
             if self._fast is None:
                 self._fast = ForkServer(self.settings, self.identities)
             return self._fast
+
+
+def _within(limits: Limits, end_by: float | None) -> Limits:
+    """``limits`` with wall and CPU time cut to what is left until ``end_by``."""
+    if end_by is None:
+        return limits
+    left = max(end_by - time.monotonic(), MIN_CASE_S)
+    if left >= limits.wall_s and left >= limits.cpu_s:
+        return limits
+    return limits.model_copy(
+        update={"wall_s": min(limits.wall_s, left), "cpu_s": min(limits.cpu_s, left)}
+    )
 
 
 def _require_valid(program: Program, cases: Sequence[Case]) -> None:

@@ -234,3 +234,18 @@ def test_a_deadline_runs_only_the_cases_that_start_by_it(bwrap_sandbox: Sandbox)
     assert {c.status for c in report.cases} == {CaseStatus.TIMEOUT}
     everything = bwrap_sandbox.run(py("print(1)"), cases, limits, time.monotonic() + 30)
     assert [c.stdout for c in everything.cases] == ["1\n"] * 12
+
+
+def test_end_by_cuts_each_case_to_the_time_left(bwrap_sandbox: Sandbox) -> None:
+    """Under ``end_by`` every case ends by then, whatever its own limit: a case's wall
+    limit is cut to the time left when it starts, and no case starts with less than
+    `MIN_CASE_S` left; cases that fit keep their whole limit."""
+    limits = Limits(wall_s=5.0, cpu_s=5.0)
+    cases = [Case(stdin="") for _ in range(6)]
+    start = time.monotonic()
+    report = bwrap_sandbox.run(py("while True: pass"), cases, limits, end_by=start + 1.0)
+    assert time.monotonic() - start < 1.0 + 0.5
+    assert 0 < len(report.cases) < 6
+    assert all(c.status is CaseStatus.TIMEOUT and c.wall_s < 1.5 for c in report.cases)
+    quick = bwrap_sandbox.run(py("print(1)"), cases, limits, end_by=time.monotonic() + 30)
+    assert [c.stdout for c in quick.cases] == ["1\n"] * 6
