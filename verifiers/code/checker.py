@@ -13,11 +13,20 @@ the case (`run_checker`).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from referee.sandbox import Case, CaseStatus, CompileStatus, Limits, Program, Sandbox
-from referee.verifiers.base import ItemInvalid
+from referee.sandbox import (
+    Case,
+    CaseOutcome,
+    CaseStatus,
+    CompileStatus,
+    Limits,
+    Program,
+    Sandbox,
+)
+from referee.verifiers.base import ItemInvalid, ItemTimeout
 from referee.verifiers.code.runtime import require_ok
 
 FILES = ("input.txt", "expected.txt", "actual.txt")
@@ -34,15 +43,37 @@ class Judged:
 
 @dataclass(frozen=True)
 class Checked:
-    """A case's score, and why the checker failed on the candidate's output when it did
-    (it still reads the expected output: the output's doing, scored 0)."""
+    """A case's score; when the candidate's output broke the checker (it still reads the
+    expected output: the output's doing, scored 0), why, and its flag."""
 
     score: float
     failure: str | None = None
+    flag: str | None = None
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A checker run without a score: why, and whether it ran out of time."""
+
+    why: str
+    timed_out: bool = False
+    cut: bool = False
+    """It ran out of a time limit cut short by ``end_by``: no evidence against the checker."""
+    wall_s: float = 0.0
+
+
+#: Of the checker's time under ``end_by``, what the first pass may take; the rest places
+#: the failures of the first (the soundness runs).
+FIRST_PASS_SHARE = 0.7
 
 
 def run_checker(
-    sandbox: Sandbox, source: str, language: str, cases: Sequence[Judged], limits: Limits
+    sandbox: Sandbox,
+    source: str,
+    language: str,
+    cases: Sequence[Judged],
+    limits: Limits,
+    end_by: float | None = None,
 ) -> list[Checked]:
     """One score in [0, 1] per case, from the checker program ``source``.
 
@@ -51,33 +82,87 @@ def run_checker(
     the candidate's output is what broke it (``print("abc")`` for a checker that calls
     ``float()``): the case scores 0, never an ``invalid`` item a response could cause at
     will. Failing that too, the checker is broken: the reference's fault (``invalid``).
+
+    With ``end_by`` (`time.monotonic`, from the executor's item timeout) every checker run
+    ends by then, so that output on which the checker never ends fails its cases instead
+    of timing the item out. Cases left unjudged when time runs out score 0, flagged
+    ``time_budget``, if the candidate's output was shown to keep the checker busy (a run
+    out of time on it, none on the expected output); otherwise (a checker merely slow)
+    the item is a timeout (`ItemTimeout`), as is a soundness run cut short: a right
+    program is never scored 0 for the checker's slowness.
     """
     if not cases:
         return []
-    read = _run(sandbox, source, language, cases, limits)
-    failed = [index for index, result in enumerate(read) if isinstance(result, str)]
-    if failed:
-        sound = [Judged(cases[i].input, cases[i].expected, cases[i].expected) for i in failed]
-        for index, again in zip(
-            failed, _run(sandbox, source, language, sound, limits), strict=True
-        ):
-            if isinstance(again, str):
-                raise ItemInvalid(
-                    "invalid_reference", f"reference.checker: case {index}: {read[index]}"
-                )
-    return [Checked(0.0, result) if isinstance(result, str) else Checked(result) for result in read]
+    first_end = None
+    if end_by is not None:
+        first_end = time.monotonic() + FIRST_PASS_SHARE * (end_by - time.monotonic())
+    read = [
+        _score(run, limits) for run in _run(sandbox, source, language, cases, limits, first_end)
+    ]
+    failed = [(i, result) for i, result in enumerate(read) if isinstance(result, _Failed)]
+    _place(sandbox, source, language, [cases[i] for i, _ in failed], failed, limits, end_by)
+    checked = [_checked(result) for result in read]
+    if len(read) < len(cases):
+        if not any(result.timed_out for _, result in failed):
+            raise ItemTimeout("the item's time ran out before the checker judged every case")
+        why = "not judged: the candidate's output kept the checker busy past its time"
+        checked += [Checked(0.0, why, "time_budget")] * (len(cases) - len(read))
+    return checked
+
+
+def _place(
+    sandbox: Sandbox,
+    source: str,
+    language: str,
+    cases: Sequence[Judged],
+    failures: Sequence[tuple[int, _Failed]],
+    limits: Limits,
+    end_by: float | None,
+) -> None:
+    """Raise unless the checker reads the expected output of each failed case (``cases``,
+    and per case its number and how it failed on the candidate's output): `ItemInvalid`
+    when it fails on it, `ItemTimeout` when its time was cut short or ran out first, or
+    when reading it took longer than a cut run on the candidate's output had (no
+    evidence that the output, not the cut, made the checker fail)."""
+    if not cases:
+        return
+    sound = [Judged(c.input, c.expected, c.expected) for c in cases]
+    again = _run(sandbox, source, language, sound, limits, end_by)
+    for (index, failed), run in zip(failures, again, strict=False):
+        result = _score(run, limits)
+        if isinstance(result, _Failed):
+            if result.cut:
+                raise ItemTimeout("the item's time ran out while the checker was checked")
+            raise ItemInvalid("invalid_reference", f"reference.checker: case {index}: {result.why}")
+        if failed.cut and run.wall_s >= failed.wall_s:
+            raise ItemTimeout("the item's time ran out before the checker judged every case")
+    if len(again) < len(cases):
+        raise ItemTimeout("the item's time ran out while the checker was checked")
+
+
+def _checked(result: float | _Failed) -> Checked:
+    if not isinstance(result, _Failed):
+        return Checked(result)
+    return Checked(0.0, result.why, "checker_timeout" if result.timed_out else "checker_failed")
 
 
 def _run(
-    sandbox: Sandbox, source: str, language: str, cases: Sequence[Judged], limits: Limits
-) -> list[float | str]:
-    """Per case: the checker's score, or how it failed."""
+    sandbox: Sandbox,
+    source: str,
+    language: str,
+    cases: Sequence[Judged],
+    limits: Limits,
+    end_by: float | None,
+) -> list[CaseOutcome]:
+    """The checker's runs, one per case started by ``end_by``."""
     runs = [
         Case(files=dict(zip(FILES, (c.input, c.expected, c.actual), strict=True)), argv=list(FILES))
         for c in cases
     ]
     try:
-        report = require_ok(sandbox.run(Program(language=language, source=source), runs, limits))
+        report = require_ok(
+            sandbox.run(Program(language=language, source=source), runs, limits, end_by=end_by)
+        )
     except ValueError as exc:
         raise ItemInvalid("invalid_reference", f"reference.checker_language: {exc}") from None
     if report.compile is not None and report.compile.status not in (
@@ -88,17 +173,21 @@ def _run(
             "invalid_reference",
             f"reference.checker: does not compile: {report.compile.output[:500]}",
         )
-    return [_score(o.status, o.stdout, o.stderr) for o in report.cases]
+    return report.cases
 
 
-def _score(status: CaseStatus, stdout: str, stderr: str) -> float | str:
-    if status is not CaseStatus.OK:
-        return f"failed ({status.value}): {stderr[-300:]}"
-    tokens = stdout.split()
+def _score(case: CaseOutcome, limits: Limits) -> float | _Failed:
+    if case.status is not CaseStatus.OK:
+        timed_out = case.status is CaseStatus.TIMEOUT
+        # a run killed before its own limit had its limit cut by ``end_by``
+        cut = timed_out and case.wall_s < limits.wall_s and case.cpu_s < limits.cpu_s
+        why = f"failed ({case.status.value}): {case.stderr[-300:]}"
+        return _Failed(why, timed_out, cut, case.wall_s)
+    tokens = case.stdout.split()
     try:
         score = float(tokens[-1]) if tokens else math.nan
     except ValueError:
         score = math.nan
     if not 0.0 <= score <= 1.0:
-        return f"expected a score in [0, 1], got {stdout[-100:]!r}"
+        return _Failed(f"expected a score in [0, 1], got {case.stdout[-100:]!r}")
     return score

@@ -161,7 +161,8 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         self, suite: Suite, plan: Plan, params: CodeParams, rules: Rules, details: dict[str, Any]
     ) -> Outcome:
         limits = params.limits()
-        deadline = _latest_start(limits)
+        began = time.monotonic()
+        deadline = _latest_start(limits, CHECKED_RUNS_SHARE if suite.checker else RUNS_SHARE)
         runs, compiled, cut = self._execute(plan, limits, params.early_exit, suite, rules, deadline)
         if compiled is not None:
             status, details["compile_error"] = compiled
@@ -175,11 +176,11 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             for case, (mine, peer) in zip(suite.cases, runs, strict=False)
         ]
         outcomes = [mine for mine, _ in runs]
+        if suite.checker is not None:
+            self._apply_checker(suite, outcomes, verdicts, limits, _checker_end(began))
         flags = sorted({f for v in verdicts for f in v.flags} | set(details.get("flags", ())))
         if flags:
             details["flags"] = flags
-        if suite.checker is not None:
-            self._apply_checker(suite, outcomes, verdicts, limits)
         unrun = len(suite.cases) - len(verdicts)
         verdicts += skipped(unrun)
         if cut:
@@ -253,7 +254,12 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         return self.sandbox.run_linked(plan.program, plan.tester, cases, limits, deadline)
 
     def _apply_checker(
-        self, suite: Suite, outcomes: Sequence[CaseOutcome], verdicts: list[Verdict], limits: Limits
+        self,
+        suite: Suite,
+        outcomes: Sequence[CaseOutcome],
+        verdicts: list[Verdict],
+        limits: Limits,
+        end_by: float | None,
     ) -> None:
         ran = [i for i, o in enumerate(outcomes) if o.status.value == "ok"]
         judged = [
@@ -261,20 +267,32 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         ]
         checker_limits = Limits(wall_s=max(limits.wall_s, 5.0), cpu_s=max(limits.cpu_s, 5.0))
         checked = run_checker(
-            self.sandbox, suite.checker or "", suite.checker_language, judged, checker_limits
+            self.sandbox,
+            suite.checker or "",
+            suite.checker_language,
+            judged,
+            checker_limits,
+            end_by,
         )
         for index, result in zip(ran, checked, strict=True):
             verdict, score = verdicts[index], result.score
             verdict.score = score
             verdict.status = "passed" if score >= 1.0 else "wrong_answer"
             verdict.diff = None if score >= 1.0 else f"checker score {score:g}"
-            if result.failure is not None:
+            if result.flag is not None:
                 verdict.diff = f"the checker failed on this output: {result.failure}"
-                verdict.flags = (*verdict.flags, "checker_failed")
+                verdict.flags = (*verdict.flags, result.flag)
 
 
-def _latest_start(limits: Limits) -> float | None:
-    """The latest a case may start and still end within `RUNS_SHARE` of the executor's
+#: With a special judge the cases end within this share of the item timeout, and the
+#: checker's runs within `CHECKER_SHARE`: output on which a checker never ends fails its
+#: cases instead of timing the item out.
+CHECKED_RUNS_SHARE = 0.7
+CHECKER_SHARE = 0.9
+
+
+def _latest_start(limits: Limits, share: float) -> float | None:
+    """The latest a case may start and still end within ``share`` of the executor's
     item timeout; None outside an executor (a library call paces nothing) or when not
     even a case started now would end in time.
 
@@ -285,9 +303,16 @@ def _latest_start(limits: Limits) -> float | None:
     cases. When not even one case fits (the client's limits contradict each other),
     nothing is paced and the item timeout answers: a program is never scored 0 unrun."""
     limit = item_timeout_s.get()
-    if limit is None or limits.wall_s >= RUNS_SHARE * limit:
+    if limit is None or limits.wall_s >= share * limit:
         return None
-    return time.monotonic() + RUNS_SHARE * limit - limits.wall_s
+    return time.monotonic() + share * limit - limits.wall_s
+
+
+def _checker_end(began: float) -> float | None:
+    """When a special judge's runs must end, for an item whose cases began at ``began``:
+    `CHECKER_SHARE` of the executor's item timeout (None outside an executor)."""
+    limit = item_timeout_s.get()
+    return None if limit is None else began + CHECKER_SHARE * limit
 
 
 def _failed(

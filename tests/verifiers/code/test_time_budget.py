@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from referee.verifiers import Registry, Result, Status, score_items
+from referee.verifiers import Item, Registry, Result, Status, score_items
 from referee.verifiers.base import item_timeout_s
 from tests.verifiers.code.conftest import code_item, fenced
 
@@ -120,3 +120,51 @@ def test_a_function_that_never_returns_fails_its_linked_asserts_in_time(
     assert time.monotonic() - start < ITEM_TIMEOUT_S
     assert (result.status, result.reward) == (Status.OK, 0.0), result.error
     assert "time_budget" in result.details["flags"]
+
+
+# A sloppy special judge: it never ends on the output "hang" (each run has a 5 s limit).
+HANGS_ON_HANG = """import sys, time
+inp, exp, act = (open(p).read() for p in sys.argv[1:4])
+while act.strip() == "hang":
+    pass
+time.sleep(float(inp.split()[1]) if len(inp.split()) > 1 else 0)
+print(1.0 if act.split() == exp.split() else 0.0)
+"""
+
+
+def checked_item(program: str, delay: float = 0.0) -> Item:
+    """12 cases judged by `HANGS_ON_HANG`, which sleeps ``delay`` on each."""
+    ref = {
+        "inputs": [f"{i} {delay}\n" for i in range(12)],
+        "outputs": [f"{i}\n" for i in range(12)],
+        "checker": HANGS_ON_HANG,
+    }
+    return code_item(fenced(program), ref, time_limit_s=0.3)
+
+
+@pytest.mark.usefixtures("paced")
+def test_output_on_which_the_checker_never_ends_fails_in_time(registry: Registry) -> None:
+    """Twelve checker runs of 5 s each took a minute: a response could make its item
+    ``timeout`` (masked, retried) through a sloppy checker. Runs are now cut at the
+    item's checking time; the checker reads the expected output, so the output broke it:
+    the cases it hung on score 0 (``checker_timeout``), the ones it had no time left for
+    too (``time_budget``)."""
+    start = time.monotonic()
+    [result] = score_items([checked_item("input()\nprint('hang')")], registry)
+    assert time.monotonic() - start < ITEM_TIMEOUT_S
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert {"checker_timeout", "time_budget"} <= set(result.details["flags"])
+
+
+@pytest.mark.usefixtures("paced")
+def test_a_slow_checker_never_scores_a_right_program_0(registry: Registry) -> None:
+    """A checker that takes 0.5 s a case cannot judge 12 cases within a 2 s item: the
+    item is a timeout (no reward), never a 0 for a program that is right."""
+    [result] = score_items([checked_item("print(input().split()[0])", 0.5)], registry)
+    assert result.status == Status.TIMEOUT, result
+
+
+@pytest.mark.usefixtures("paced")
+def test_a_right_program_is_judged_within_the_pace(registry: Registry) -> None:
+    [result] = score_items([checked_item("print(input().split()[0])")], registry)
+    assert (result.status, result.reward) == (Status.OK, 1.0), result
