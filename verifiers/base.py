@@ -48,12 +48,28 @@ def run_limit(seconds: float) -> float:
     return seconds if limit is None else min(seconds, RUNS_SHARE * limit)
 
 
+#: Of `run_limit`'s share of the item timeout, what a run whose failure a second run may
+#: have to place takes (`placed_run_limit`): the rest is the second run's.
+PLACED_RUN_SHARE = 0.7
+
+
+def placed_run_limit(seconds: float) -> float:
+    """The time limit of a run whose failure a second run may have to place (a grader or
+    checker that a response broke, or one broken for every input? `rerun_limit`):
+    ``seconds``, shortened to `PLACED_RUN_SHARE` of `run_limit`'s share of the item
+    timeout, so that a response on which the first run never ends leaves the second its
+    time. The second run's limit is then never longer than the first's: a first run that
+    ran out of time while the second gives a verdict is evidence against the response."""
+    limit = item_timeout_s.get()
+    return seconds if limit is None else min(seconds, PLACED_RUN_SHARE * RUNS_SHARE * limit)
+
+
 def rerun_limit(seconds: float, since: float) -> float | None:
     """The time limit of a second run, started to place a failure of the first (a grader
     or checker that a response broke, or one broken for every input?): ``seconds``, or
     what is left of `RUNS_SHARE` of the item timeout since ``since`` (a `time.monotonic`
-    instant); None when that is under `MIN_RERUN_S`. The first run always keeps its whole
-    limit: a slow but working program is never cut short to make room."""
+    instant, when the first run, limited by `placed_run_limit`, began); None when that is
+    under `MIN_RERUN_S`."""
     limit = item_timeout_s.get()
     if limit is None:
         return seconds

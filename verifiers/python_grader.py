@@ -17,10 +17,9 @@ Statuses keep the two layers apart, and place a failure on whoever caused it:
   ``reference.probes`` (output texts the grader is known to grade, e.g. the gold answer)
   or, by default, the item's own top-level string values; ``probes: []`` turns it off;
 - a grader too slow on the probes as well is ``timeout``, and so is one that ran out of
-  time on the response when the item has no time left to grade a probe (the first run
-  keeps its whole ``timeout_s``, within 0.8 of the executor's item timeout: keep
-  ``timeout_s`` under half of it for a response that makes the grader loop to be
-  placed).
+  time on the response when the item has no time left to grade a probe. Under an
+  executor the first run's ``timeout_s`` is cut to 0.56 of the item timeout
+  (`placed_run_limit`) to leave the probes the rest of 0.8 of it.
 """
 
 from __future__ import annotations
@@ -42,8 +41,8 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     parse_reference,
+    placed_run_limit,
     rerun_limit,
-    run_limit,
 )
 from referee.verifiers.code.runtime import SandboxHandle, handle_of
 from referee.verifiers.sandboxed_python import run_python
@@ -117,7 +116,7 @@ class PythonGraderVerifier(ItemVerifier[PythonGraderParams]):
         reference = parse_reference(GraderReference, item.reference)
         probes = _probes(reference)
         start = time.monotonic()
-        limit = run_limit(params.timeout_s)
+        limit = placed_run_limit(params.timeout_s)
         run = self._graded(reference, [sample_of(item.response_text())], limit, params, False)
         details: dict[str, Any] = {"stderr": run.outcome.stderr[-2000:]}
         if limit < params.timeout_s:

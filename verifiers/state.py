@@ -23,10 +23,9 @@ number ``partial`` asks for, is ``invalid`` (the reference's fault); over its ti
 did nothing): then it works, these files broke it, and they score 0, flagged
 ``checker_failed`` or ``checker_timeout``. Otherwise files that make a checker loop or
 print garbage would buy a status a trainer masks or retries. Both runs fit in 0.8 of the
-executor's item timeout: the first keeps its whole ``time_limit_s`` within it
-(``details.time_limit_s`` when shortened), the empty directory gets what is left; with
-none left, files the checker loops on are ``timeout`` (keep ``time_limit_s`` under half
-the item timeout to have them placed).
+executor's item timeout: the first's ``time_limit_s`` is cut to 0.7 of that share
+(`placed_run_limit`; ``details.time_limit_s`` when shortened), the empty directory gets
+what is left (never more than the first had).
 """
 
 from __future__ import annotations
@@ -48,8 +47,8 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     parse_reference,
+    placed_run_limit,
     rerun_limit,
-    run_limit,
 )
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.code.verifier import known_language
@@ -106,7 +105,7 @@ class StateVerifier(ItemVerifier[StateParams]):
         reference = _reference(item.reference)
         files = _decoded(params.files)
         start = time.monotonic()
-        limit = run_limit(params.time_limit_s)
+        limit = placed_run_limit(params.time_limit_s)
         case = self._checked(reference, files, params, limit)
         details: dict[str, Any] = {
             "files": len(files),

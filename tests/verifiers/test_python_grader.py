@@ -78,7 +78,7 @@ def test_grader_cases(registry: Registry, case: Case) -> None:
 def test_a_response_that_makes_the_grader_loop_scores_its_floor_in_time(
     registry: Registry, item_timeout: None
 ) -> None:
-    """With ``timeout_s`` under half the item timeout there is time to grade a probe."""
+    """With ``timeout_s`` well under the item timeout the probe run has its whole limit."""
     start = time.monotonic()
     result = _graded(registry, LOOPS, ANSWER, "please loop", {"timeout_s": 1})
     assert result.status == Status.OK and result.reward == 0.0
@@ -87,14 +87,16 @@ def test_a_response_that_makes_the_grader_loop_scores_its_floor_in_time(
     assert _graded(registry, LOOPS, ANSWER, "fine", {"timeout_s": 1}).reward == 0.5
 
 
-def test_a_grader_looping_on_its_whole_time_cannot_be_placed(
+def test_a_grader_looping_at_its_default_limit_is_placed_in_time(
     registry: Registry, item_timeout: None
 ) -> None:
-    """The first run keeps its whole limit (within 0.8 of the item timeout), so a slow
-    grader is never cut short; no time is left to grade a probe: ``timeout``, in time."""
+    """At the default ``timeout_s`` (10 s, past the item timeout) the first run is cut
+    to 0.56 of the item timeout, leaving a probe the rest of 0.8 of it: the loop scores
+    the floor. It was ``timeout`` (the first run took all 0.8 of it), masked by trainers."""
     start = time.monotonic()
     result = _graded(registry, LOOPS, ANSWER, "please loop", {})
-    assert result.status == Status.TIMEOUT, result.error
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert result.details["flags"] == ["grader_timeout"]
     assert time.monotonic() - start < ITEM_TIMEOUT_S
 
 
