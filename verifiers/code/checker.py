@@ -7,7 +7,7 @@ them) with three files in its working directory and their names as argv, in this
 of its stdout is read. A checker that fails to compile is the reference's fault: the item is
 ``invalid`` (``reference.checker: ...``); so is one that crashes, or prints no such score,
 on the expected output. On a candidate's output only, it is the output's doing: 0 for
-the case (`run_checker`).
+the case (`Checker.check`).
 """
 
 from __future__ import annotations
@@ -67,127 +67,121 @@ class _Failed:
 FIRST_PASS_SHARE = 0.7
 
 
-def run_checker(
-    sandbox: Sandbox,
-    source: str,
-    language: str,
-    cases: Sequence[Judged],
-    limits: Limits,
-    end_by: float | None = None,
-) -> list[Checked]:
-    """One score in [0, 1] per case, from the checker program ``source``.
+@dataclass(frozen=True)
+class Checker:
+    """A special judge: its source and language, and the limits of each of its runs."""
 
-    A checker that crashes, runs out of time or prints no score on a candidate's output
-    is asked again with the expected output in its place. Reading that, it is sound and
-    the candidate's output is what broke it (``print("abc")`` for a checker that calls
-    ``float()``): the case scores 0, never an ``invalid`` item a response could cause at
-    will. Failing that too, the checker is broken: the reference's fault (``invalid``).
+    sandbox: Sandbox
+    source: str
+    language: str
+    limits: Limits
 
-    With ``end_by`` (`time.monotonic`, from the executor's item timeout) every checker run
-    ends by then, so that output on which the checker never ends fails its cases instead
-    of timing the item out. Cases left unjudged when time runs out score 0, flagged
-    ``time_budget``, if the candidate's output was shown to keep the checker busy (a run
-    out of time on it, none on the expected output); otherwise (a checker merely slow)
-    the item is a timeout (`ItemTimeout`), as is a soundness run cut short: a right
-    program is never scored 0 for the checker's slowness.
-    """
-    if not cases:
-        return []
-    first_end = None
-    if end_by is not None:
-        first_end = time.monotonic() + FIRST_PASS_SHARE * (end_by - time.monotonic())
-    read = [
-        _score(run, limits) for run in _run(sandbox, source, language, cases, limits, first_end)
-    ]
-    failed = [(i, result) for i, result in enumerate(read) if isinstance(result, _Failed)]
-    _place(sandbox, source, language, [cases[i] for i, _ in failed], failed, limits, end_by)
-    checked = [_checked(result) for result in read]
-    if len(read) < len(cases):
-        if not any(result.timed_out for _, result in failed):
-            raise ItemTimeout("the item's time ran out before the checker judged every case")
-        why = "not judged: the candidate's output kept the checker busy past its time"
-        checked += [Checked(0.0, why, "time_budget")] * (len(cases) - len(read))
-    return checked
+    def check(self, cases: Sequence[Judged], end_by: float | None = None) -> list[Checked]:
+        """One score in [0, 1] per case.
+
+        A checker that crashes, runs out of time or prints no score on a candidate's
+        output is asked again with the expected output in its place. Reading that, it is
+        sound and the candidate's output is what broke it (``print("abc")`` for a checker
+        that calls ``float()``): the case scores 0, never an ``invalid`` item a response
+        could cause at will. Failing that too, the checker is broken: the reference's
+        fault (``invalid``).
+
+        With ``end_by`` (`time.monotonic`, from the executor's item timeout) every run
+        ends by then, so that output on which the checker never ends fails its cases
+        instead of timing the item out. Cases left unjudged when time runs out score 0,
+        flagged ``time_budget``, when the candidate's output is shown to have kept the
+        checker busy (a run out of time on it, the expected output read in less time);
+        otherwise (a checker merely slow) the item is a timeout (`ItemTimeout`), as is a
+        soundness run cut short: a right program is never scored 0 for the checker's
+        slowness. (The last runs started before time runs out are cut to the time left,
+        so output that merely slows the checker is caught by them too.)
+        """
+        if not cases:
+            return []
+        first_end = None
+        if end_by is not None:
+            first_end = time.monotonic() + FIRST_PASS_SHARE * (end_by - time.monotonic())
+        read = [self._score(run) for run in self._run(cases, first_end)]
+        failed = [(i, result) for i, result in enumerate(read) if isinstance(result, _Failed)]
+        self._place([cases[i] for i, _ in failed], failed, end_by)
+        checked = [_checked(result) for result in read]
+        if len(read) < len(cases):
+            if not any(result.timed_out for _, result in failed):
+                raise ItemTimeout("the item's time ran out before the checker judged every case")
+            why = "not judged: the candidate's output kept the checker busy past its time"
+            checked += [Checked(0.0, why, "time_budget")] * (len(cases) - len(read))
+        return checked
+
+    def _place(
+        self,
+        cases: Sequence[Judged],
+        failures: Sequence[tuple[int, _Failed]],
+        end_by: float | None,
+    ) -> None:
+        """Raise unless the checker reads the expected output of each failed case
+        (``cases``, and per case its number and how it failed on the candidate's output):
+        `ItemInvalid` when it fails on it, `ItemTimeout` when its time was cut short or
+        ran out first, or when reading it took longer than a cut run on the candidate's
+        output had (no evidence that the output, not the cut, made the checker fail)."""
+        if not cases:
+            return
+        again = self._run([_sound(c) for c in cases], end_by)
+        for (index, failed), run in zip(failures, again, strict=False):
+            result = self._score(run)
+            if isinstance(result, _Failed):
+                if result.cut:
+                    raise ItemTimeout("the item's time ran out while the checker was checked")
+                message = f"reference.checker: case {index}: {result.why}"
+                raise ItemInvalid("invalid_reference", message)
+            if failed.cut and run.wall_s >= failed.wall_s:
+                raise ItemTimeout("the item's time ran out before the checker judged every case")
+        if len(again) < len(cases):
+            raise ItemTimeout("the item's time ran out while the checker was checked")
+
+    def _run(self, cases: Sequence[Judged], end_by: float | None) -> list[CaseOutcome]:
+        """The checker's runs, one per case started by ``end_by``."""
+        files = [dict(zip(FILES, (c.input, c.expected, c.actual), strict=True)) for c in cases]
+        runs = [Case(files=named, argv=list(FILES)) for named in files]
+        program = Program(language=self.language, source=self.source)
+        try:
+            report = require_ok(self.sandbox.run(program, runs, self.limits, end_by=end_by))
+        except ValueError as exc:
+            raise ItemInvalid("invalid_reference", f"reference.checker_language: {exc}") from None
+        if report.compile is not None and report.compile.status not in (
+            CompileStatus.OK,
+            CompileStatus.SKIPPED,
+        ):
+            raise ItemInvalid(
+                "invalid_reference",
+                f"reference.checker: does not compile: {report.compile.output[:500]}",
+            )
+        return report.cases
+
+    def _score(self, case: CaseOutcome) -> float | _Failed:
+        """The score a run printed, or how it failed."""
+        limits = self.limits
+        if case.status is not CaseStatus.OK:
+            timed_out = case.status is CaseStatus.TIMEOUT
+            # a run killed before its own limit had its limit cut by ``end_by``
+            cut = timed_out and case.wall_s < limits.wall_s and case.cpu_s < limits.cpu_s
+            why = f"failed ({case.status.value}): {case.stderr[-300:]}"
+            return _Failed(why, timed_out, cut, case.wall_s)
+        tokens = case.stdout.split()
+        try:
+            score = float(tokens[-1]) if tokens else math.nan
+        except ValueError:
+            score = math.nan
+        if not 0.0 <= score <= 1.0:
+            return _Failed(f"expected a score in [0, 1], got {case.stdout[-100:]!r}")
+        return score
 
 
-def _place(
-    sandbox: Sandbox,
-    source: str,
-    language: str,
-    cases: Sequence[Judged],
-    failures: Sequence[tuple[int, _Failed]],
-    limits: Limits,
-    end_by: float | None,
-) -> None:
-    """Raise unless the checker reads the expected output of each failed case (``cases``,
-    and per case its number and how it failed on the candidate's output): `ItemInvalid`
-    when it fails on it, `ItemTimeout` when its time was cut short or ran out first, or
-    when reading it took longer than a cut run on the candidate's output had (no
-    evidence that the output, not the cut, made the checker fail)."""
-    if not cases:
-        return
-    sound = [Judged(c.input, c.expected, c.expected) for c in cases]
-    again = _run(sandbox, source, language, sound, limits, end_by)
-    for (index, failed), run in zip(failures, again, strict=False):
-        result = _score(run, limits)
-        if isinstance(result, _Failed):
-            if result.cut:
-                raise ItemTimeout("the item's time ran out while the checker was checked")
-            raise ItemInvalid("invalid_reference", f"reference.checker: case {index}: {result.why}")
-        if failed.cut and run.wall_s >= failed.wall_s:
-            raise ItemTimeout("the item's time ran out before the checker judged every case")
-    if len(again) < len(cases):
-        raise ItemTimeout("the item's time ran out while the checker was checked")
+def _sound(case: Judged) -> Judged:
+    """``case`` with the expected output as the candidate's."""
+    return Judged(case.input, case.expected, case.expected)
 
 
 def _checked(result: float | _Failed) -> Checked:
     if not isinstance(result, _Failed):
         return Checked(result)
     return Checked(0.0, result.why, "checker_timeout" if result.timed_out else "checker_failed")
-
-
-def _run(
-    sandbox: Sandbox,
-    source: str,
-    language: str,
-    cases: Sequence[Judged],
-    limits: Limits,
-    end_by: float | None,
-) -> list[CaseOutcome]:
-    """The checker's runs, one per case started by ``end_by``."""
-    runs = [
-        Case(files=dict(zip(FILES, (c.input, c.expected, c.actual), strict=True)), argv=list(FILES))
-        for c in cases
-    ]
-    try:
-        report = require_ok(
-            sandbox.run(Program(language=language, source=source), runs, limits, end_by=end_by)
-        )
-    except ValueError as exc:
-        raise ItemInvalid("invalid_reference", f"reference.checker_language: {exc}") from None
-    if report.compile is not None and report.compile.status not in (
-        CompileStatus.OK,
-        CompileStatus.SKIPPED,
-    ):
-        raise ItemInvalid(
-            "invalid_reference",
-            f"reference.checker: does not compile: {report.compile.output[:500]}",
-        )
-    return report.cases
-
-
-def _score(case: CaseOutcome, limits: Limits) -> float | _Failed:
-    if case.status is not CaseStatus.OK:
-        timed_out = case.status is CaseStatus.TIMEOUT
-        # a run killed before its own limit had its limit cut by ``end_by``
-        cut = timed_out and case.wall_s < limits.wall_s and case.cpu_s < limits.cpu_s
-        why = f"failed ({case.status.value}): {case.stderr[-300:]}"
-        return _Failed(why, timed_out, cut, case.wall_s)
-    tokens = case.stdout.split()
-    try:
-        score = float(tokens[-1]) if tokens else math.nan
-    except ValueError:
-        score = math.nan
-    if not 0.0 <= score <= 1.0:
-        return _Failed(f"expected a score in [0, 1], got {case.stdout[-100:]!r}")
-    return score

@@ -31,7 +31,7 @@ from referee.verifiers.base import (
 )
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
-from referee.verifiers.code.checker import Judged, run_checker
+from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
 from referee.verifiers.code.harness import Plan, build_plan, check_supported
@@ -266,14 +266,8 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             Judged(suite.cases[i].stdin, suite.cases[i].expected, outcomes[i].stdout) for i in ran
         ]
         checker_limits = Limits(wall_s=max(limits.wall_s, 5.0), cpu_s=max(limits.cpu_s, 5.0))
-        checked = run_checker(
-            self.sandbox,
-            suite.checker or "",
-            suite.checker_language,
-            judged,
-            checker_limits,
-            end_by,
-        )
+        checker = Checker(self.sandbox, suite.checker or "", suite.checker_language, checker_limits)
+        checked = checker.check(judged, end_by)
         for index, result in zip(ran, checked, strict=True):
             verdict, score = verdicts[index], result.score
             verdict.score = score

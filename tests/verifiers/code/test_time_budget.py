@@ -127,6 +127,8 @@ HANGS_ON_HANG = """import sys, time
 inp, exp, act = (open(p).read() for p in sys.argv[1:4])
 while act.strip() == "hang":
     pass
+if act.strip() == "slow":
+    time.sleep(0.9)
 time.sleep(float(inp.split()[1]) if len(inp.split()) > 1 else 0)
 print(1.0 if act.split() == exp.split() else 0.0)
 """
@@ -154,6 +156,20 @@ def test_output_on_which_the_checker_never_ends_fails_in_time(registry: Registry
     assert time.monotonic() - start < ITEM_TIMEOUT_S
     assert (result.status, result.reward) == (Status.OK, 0.0), result.error
     assert {"checker_timeout", "time_budget"} <= set(result.details["flags"])
+
+
+@pytest.mark.usefixtures("paced")
+def test_output_that_slows_the_checker_fails_in_time(registry: Registry) -> None:
+    """Output on which the checker takes 0.9 s, inside its limit: it cannot judge 12
+    cases in the item's time, yet it reads the expected outputs at once. The last runs
+    started are cut to the time left and time out, while the expected outputs are read
+    in less: the output is slow, not the checker. The cases it had no time for score 0,
+    not a timeout."""
+    start = time.monotonic()
+    [result] = score_items([checked_item("input()\nprint('slow')")], registry)
+    assert time.monotonic() - start < ITEM_TIMEOUT_S
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert "time_budget" in result.details["flags"]
 
 
 @pytest.mark.usefixtures("paced")
