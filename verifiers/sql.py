@@ -33,6 +33,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     parse_reference,
+    run_limit,
 )
 from referee.verifiers.code.runtime import SandboxHandle, handle_of
 from referee.verifiers.sandboxed_python import run_python
@@ -109,7 +110,8 @@ class SqlVerifier(ItemVerifier[SqlParams]):
             "gold": reference.query,
             "pred": predicted,
         }
-        out = _execute(self._sandbox.get(), job, params.timeout_s)
+        # within the item timeout: a prediction that never ends fails (0), not the item
+        out = _execute(self._sandbox.get(), job, run_limit(params.timeout_s))
         if "setup_error" in out:
             raise ItemInvalid("invalid_reference", f"reference.schema: {out['setup_error']}")
         if "error" in out["gold"]:

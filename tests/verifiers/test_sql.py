@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.verifiers import Item, Status
+from referee.verifiers.base import item_timeout_s
 from referee.verifiers.sql import SqlVerifier, extract_sql, has_order_by, same_results
 
 SCHEMA = """
@@ -147,3 +149,20 @@ def test_extract_and_compare() -> None:
     assert extract_sql("SELECT 3") == "SELECT 3"
     assert same_results([[1, 0.1 + 0.2]], [[1, 0.3]], ordered=True, tol=1e-6)
     assert not same_results([[1], [1]], [[1]], ordered=False, tol=1e-6)
+
+
+def test_a_query_that_never_ends_fails_within_the_item_timeout(score) -> None:  # type: ignore[no-untyped-def]
+    """``timeout_s`` past the executor's item timeout: the run is cut to 0.8 of it, so a
+    prediction that never ends scores 0 instead of making the item a timeout."""
+    endless = (
+        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r"
+    )
+    token = item_timeout_s.set(2.0)
+    try:
+        start = time.monotonic()
+        result = score("sql", endless, REF, timeout_s=30)
+        assert time.monotonic() - start < 2.0
+    finally:
+        item_timeout_s.reset(token)
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert "longer than" in result.details["error"]
