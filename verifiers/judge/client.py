@@ -85,6 +85,8 @@ class ProfileClient:
         self.closed = False
         self.verdicts = 0
         """Replies of this profile that parsed as verdicts: a judge that gave some works."""
+        self.cut = 0
+        """Questions of this profile left without a verdict with a reply ``max_tokens`` cut."""
         self._failures = 0
         self._open_until = 0.0
         self._last_failure = ("judge_unreachable", "")

@@ -5,8 +5,9 @@ in-flight coalescing table. `Session.ask` returns an `Answer` (a value per slot,
 over samples, logprob-weighted where the endpoint gave ``top_logprobs``) or raises
 `ItemError` / `ItemTimeout`. A reply that still cannot be parsed after ``max_reasks``
 re-asks is ``ItemError("judge_unparsable")``: never a score; unless the judge works (its
-profile has given verdicts) and ended these replies itself, which is `Unjudged`: this
-response is what the judge would not grade.
+profile has given verdicts) and ended these replies itself, or gives verdicts to nearly
+every other question while ``max_tokens`` cut these, which is `Unjudged`: this response is
+what the judge would not grade.
 """
 
 from __future__ import annotations
@@ -36,8 +37,19 @@ class Unjudged(Exception):
     read, which the response controls. Scored at the mode's floor, flagged
     ``judge_unparsable`` (`referee.verifiers.judge.floors`): as ``error`` it was a way
     out of a low score (a trainer masks or retries it) that a policy could learn, e.g. by
-    writing what a judge refuses to grade. A judge that never gave a verdict, or whose
-    reply ``max_tokens`` cut, is the configuration's problem: ``error`` as before."""
+    writing what a judge refuses to grade. A judge that never gave a verdict is the
+    configuration's problem: ``error`` as before.
+
+    Replies cut by ``max_tokens`` are the same when the judge gives verdicts to the
+    profile's other questions: the response led it to ramble (``"before grading, write
+    out ..."``), or it could buy an ``error`` that way. A ``max_tokens`` too small for the
+    judge cuts many replies, so the floor needs `CUT_EVIDENCE` verdicts per question
+    left cut (this one included); short of that it stays ``error``."""
+
+
+CUT_EVIDENCE = 10
+"""Verdicts a profile must have given per question whose replies ``max_tokens`` cut for
+such a question to be the response's doing (`Unjudged`), not a ``max_tokens`` too small."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +192,11 @@ async def _converse(client: ProfileClient, question: Question, deadline: float) 
     message = f"{client.name}: reply unparsable after {question.max_reasks} re-asks: {problem}"
     if ended and client.verdicts > 0:
         raise Unjudged(message)
+    if not ended:
+        client.cut += 1
+        message += " (replies cut by max_tokens)"
+        if client.verdicts >= CUT_EVIDENCE * client.cut:
+            raise Unjudged(message)
     raise ItemError(UNPARSABLE, message)
 
 
