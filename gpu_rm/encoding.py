@@ -126,8 +126,9 @@ class ChatEncoder:
         details = self.describe(ids)
         for found in admitted:
             found.report(details)
-        ids, _ = self.truncate(ids, truncation, details)
-        return Encoded(ids=ids, share_key=self.render(prompt) if prompt else "", details=details)
+        share_key = self.render(prompt) if prompt else ""
+        ids, _ = self.truncate(ids, truncation, details, prompt=share_key)
+        return Encoded(ids=ids, share_key=share_key, details=details)
 
     def check(self, field_name: str, text: str, untrusted: bool = False) -> None:
         """Raise `Rejected` for text that cannot be encoded or, when ``untrusted`` (text
@@ -207,18 +208,15 @@ class ChatEncoder:
         policy: Truncation,
         details: dict[str, Any],
         scored: tuple[int, ...] = (),
+        prompt: str | None = None,
     ) -> tuple[list[int], tuple[int, ...]]:
         """``ids`` cut to ``max_length`` by ``policy`` (recorded in ``details``) and the
-        ``scored`` offsets moved with them; `Rejected` (``too_long``) under ``reject`` or
-        when a scored token would be cut away."""
+        ``scored`` offsets moved with them. Under ``reject``, or when a scored token would
+        be cut away: `Unearned` (``too_long``) when the policy's text is what does not
+        fit (``prompt``, the rendered text without it, fits), else `Rejected`."""
         if len(ids) <= self.max_length:
             return ids, scored
         dropped = len(ids) - self.max_length
-        if policy == "reject":
-            raise Rejected(
-                "too_long",
-                f"response: {len(ids)} tokens exceed the model's max_length {self.max_length}",
-            )
         if policy == "keep_start":
             kept, cut, shift = ids[: self.max_length], self.max_length, 0
             lost = any(offset >= cut for offset in scored)
@@ -226,15 +224,27 @@ class ChatEncoder:
             head = 1 if self._bos is not None and ids[0] == self._bos else 0
             kept, shift = ids[:head] + ids[head + dropped :], dropped
             lost = any(head <= offset < head + dropped for offset in scored)
-        if lost:
-            raise Rejected(
-                "too_long",
-                f"response: {len(ids)} tokens exceed max_length {self.max_length} and "
-                f"{policy} would cut a scored token away",
-            )
+        if policy == "reject" or lost:
+            how = "" if policy == "reject" else f" and {policy} would cut a scored token away"
+            raise self._too_long(len(ids), how, prompt)
         details["truncated"] = {"policy": policy, "dropped_tokens": dropped}
         details["tokens"] = len(kept)
         return kept, tuple(offset - shift if offset >= shift else offset for offset in scored)
+
+    def _too_long(self, tokens: int, how: str, prompt: str | None) -> Exception:
+        """The failure of an item of ``tokens`` that cannot be cut (``how``): the
+        response's (`Unearned`, its floor: a policy must not buy an ``invalid`` by writing
+        at length) when the text without it, ``prompt``, fits; else the client's."""
+        limit = self.max_length
+        if prompt is not None:
+            alone = len(self.tokenize(prompt)[0])
+            if alone < limit:
+                message = f"response: {tokens} tokens exceed the model's max_length {limit}{how}"
+                return Unearned("too_long", message)
+            return Rejected(
+                "too_long", f"prompt: {alone} tokens, the model's max_length is {limit}"
+            )
+        return Rejected("too_long", f"{tokens} tokens exceed the model's max_length {limit}{how}")
 
 
 def _check_encodable(field_name: str, text: str) -> None:

@@ -87,6 +87,8 @@ class JudgeEncoder:
         details = {**self.chat.describe(ids), "mode": mode}
         for found in admitted:
             found.report(details)
-        ids, _ = self.chat.truncate(ids, truncation, details, (len(ids) - 1,))
+        bare = fill(chosen, {"prompt": "", **texts, "response": "", "reference": ""})
+        alone = self.chat.render([{"role": "user", "content": bare}], generation_prompt=True)
+        ids, _ = self.chat.truncate(ids, truncation, details, (len(ids) - 1,), alone)
         share_key = f"{chosen}\0{texts.get('prompt', '')}"
         return Encoded(ids, share_key, details, candidates=verdict.candidates)

@@ -75,10 +75,10 @@ class StepEncoder:
                            "(configure a step tag for this model)")  # fmt: skip
         details = {**self.chat.describe(ids), "steps": len(steps)}
         admitted.report(details)
-        ids, offsets = self.chat.truncate(ids, truncation, details, offsets)
+        share_key = self.chat.render(prompt) if prompt else ""
+        ids, offsets = self.chat.truncate(ids, truncation, details, offsets, share_key)
         candidates = self.verdict.candidates if self.verdict is not None else ()
-        return Encoded(ids, self.chat.render(prompt) if prompt else "", details, offsets,
-                       candidates)  # fmt: skip
+        return Encoded(ids, share_key, details, offsets, candidates)
 
 
 def _step_ends(start: int, steps: list[str], spec: StepSpec) -> list[int]:

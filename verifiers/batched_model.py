@@ -160,14 +160,15 @@ class BatchedModelVerifier:
         """The ``ok`` result of an item read once."""
         raise NotImplementedError
 
-    def floor(self, params: Any) -> float | None:
-        """The lowest reward, earned by a response a model has nothing to read in
-        (`Unearned`); None when the reward has no floor (the item is then ``invalid``)."""
+    def floor(self, served: ServedModel, params: Any) -> float | None:
+        """The lowest reward, earned by a response a model has nothing to read in, or one
+        too long to read (`Unearned`); None when the reward has no floor (the item is then
+        ``invalid``)."""
         return None
 
-    def unearned(self, failure: Unearned, params: Any) -> Result:
+    def unearned(self, failure: Unearned, served: ServedModel, params: Any) -> Result:
         """The result of a response with nothing to read: ``ok`` at `floor`, flagged."""
-        floor = self.floor(params)
+        floor = self.floor(served, params)
         if floor is None:
             return Result.failed(Status.INVALID, failure.code, failure.message)
         details = {"flags": [failure.code], "reason": failure.message}
@@ -256,7 +257,7 @@ class BatchedModelVerifier:
             except Rejected as exc:
                 out.append((index, Result.failed(Status.INVALID, exc.code, exc.message), params))
             except Unearned as exc:
-                out.append((index, self.unearned(exc, params), params))
+                out.append((index, self.unearned(exc, served, params), params))
             except RewardModelError as exc:  # a companion model that cannot load, say
                 out.append((index, Result.failed(Status.ERROR, exc.code, exc.message), params))
         return out

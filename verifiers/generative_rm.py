@@ -81,6 +81,12 @@ class GenerativeRMVerifier(BatchedModelVerifier):
                                                params.truncation)))  # fmt: skip
         return found
 
+    def floor(self, served: ServedModel, params: Any) -> float:
+        """The lowest value a verdict token of ``params.mode`` stands for (an over-long
+        response under ``truncation: reject`` earns it)."""
+        verdict = served.model.judge.verdicts[params.mode]
+        return min(verdict.values) if verdict is not None else 0.0
+
     def interpret_all(
         self, submitted: list[Submission], scored: list[Scored], params: Any
     ) -> Result:

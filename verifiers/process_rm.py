@@ -50,7 +50,7 @@ class ProcessRMVerifier(BatchedModelVerifier):
         )  # fmt: skip
         return encoded
 
-    def floor(self, params: Any) -> float:
+    def floor(self, served: ServedModel, params: Any) -> float:
         return 0.0  # every aggregation of step probabilities lies in [0, 1]
 
     def interpret(self, served: ServedModel, enc: Encoded, scored: Scored, params: Any) -> Result:

@@ -88,7 +88,7 @@ class RefProbVerifier(BatchedModelVerifier):
             encoded[0].details["flags"] = sorted({*flags, unearned.code})
         return [(served, enc) for enc in encoded]
 
-    def floor(self, params: Any) -> float | None:
+    def floor(self, served: ServedModel, params: Any) -> float | None:
         # a probability (or a debiased difference clipped to [0, 1]) has 0 as its floor;
         # a log-likelihood has none (`submissions` appends the reference instead)
         return None if params.score == "log_likelihood" else 0.0

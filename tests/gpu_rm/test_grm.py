@@ -170,7 +170,7 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.INVALID, "unknown_model"),
         (Status.INVALID, "invalid_params"),
         (Status.OK, None),
-        (Status.INVALID, "too_long"),
+        (Status.OK, None),  # too long under reject: the floor, flagged (the response's)
         (Status.INVALID, "invalid_params"),
         (Status.INVALID, "invalid_params"),
         (Status.INVALID, "invalid_params"),
@@ -180,6 +180,7 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
     assert "'token' head" in results[5].error.message  # type: ignore[union-attr]
     assert results[6].details["truncated"]["policy"] == "keep_end"
     assert results[6].details["tokens"] == 120
+    assert (results[7].reward, results[7].details["flags"]) == (0.0, ["too_long"])
     assert "params.truncation" in results[8].error.message  # type: ignore[union-attr]
     assert "params.template" in results[10].error.message  # type: ignore[union-attr]
     assert all(r.reward is None for r in results if r.status != Status.OK)

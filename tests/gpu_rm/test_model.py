@@ -18,7 +18,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from referee.gpu_rm.encoding import Encoded, Rejected  # noqa: E402
+from referee.gpu_rm.encoding import Encoded, Rejected, Unearned  # noqa: E402
 from referee.gpu_rm.errors import ModelMisconfigured, ModelUnavailable  # noqa: E402
 from referee.gpu_rm.model import RewardModel  # noqa: E402
 from referee.gpu_rm.packing import TokenSequence, pack  # noqa: E402
@@ -129,8 +129,11 @@ def test_truncation_policy_is_reported(
     tokens = tok.convert_ids_to_tokens(enc.ids)
     assert len(tokens) == 8 and tokens[0] == "<s>" and tokens[-2:] == kept_tail
     assert enc.details["truncated"] == {"policy": policy, "dropped_tokens": 8}
-    with pytest.raises(Rejected, match="max_length 8"):
-        model.encoder.encode(prompt, response, "reject")
+    with pytest.raises(Rejected, match="prompt: 9 tokens, the model's max_length is 8"):
+        model.encoder.encode(prompt, response, "reject")  # the client's prompt does not fit
+    short = [{"role": "user", "content": "w1"}]
+    with pytest.raises(Unearned, match="response: 12 tokens exceed the model's max_length 8"):
+        model.encoder.encode(short, response, "reject")  # the policy's response does not
 
 
 @pytest.mark.parametrize(

@@ -156,9 +156,9 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.INVALID, "unknown_model"),
         (Status.INVALID, "invalid_params"),
         (Status.OK, None),
+        (Status.INVALID, "too_long"),  # the client's prompt alone does not fit
         (Status.INVALID, "too_long"),
-        (Status.INVALID, "too_long"),
-        (Status.INVALID, "too_long"),
+        (Status.OK, None),  # keep_start would cut the policy's steps: the floor, flagged
         (Status.INVALID, "too_many_steps"),
         (Status.OK, None),
         (Status.ERROR, "not_configured"),
@@ -170,7 +170,9 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
     for empty in results[2:4]:
         assert (empty.reward, empty.components, empty.details["flags"]) == (0.0, {}, ["no_steps"])
     assert results[6].details["truncated"]["policy"] == "keep_end"
-    assert "scored token" in results[8].error.message  # type: ignore[union-attr]
+    assert "prompt: " in results[8].error.message  # type: ignore[union-attr]
+    assert (results[9].reward, results[9].details["flags"]) == (0.0, ["too_long"])
+    assert "scored token" in results[9].details["reason"]
     assert results[11].details["steps"] == 3
     assert "steps.positive_tokens" in results[12].error.message  # type: ignore[union-attr]
     assert results[12].error.retryable is False  # type: ignore[union-attr]
