@@ -56,12 +56,15 @@ class LikelihoodEncoder:
             raise Unearned("empty_response", "response: is empty")
         self.chat.check("reference", reference)
         placed = place_reference(response, reference, *placement)
-        found = [self._span(prompt, placed.text, placed.start, placed.end, truncation)]
+        # the reasoning is what does not fit when the bare sequence does (`truncate`)
+        found = [
+            self._span(prompt, placed.text, (placed.start, placed.end), truncation, placed.bare)
+        ]
         found[0].details["replaced_answer"] = placed.answer[:200]
         admitted.report(found[0].details)
         if debias:
             end = placed.bare_start + len(reference)
-            found.append(self._span(prompt, placed.bare, placed.bare_start, end, truncation))
+            found.append(self._span(prompt, placed.bare, (placed.bare_start, end), truncation))
         return found
 
     def continuation(
@@ -95,7 +98,7 @@ class LikelihoodEncoder:
             head = self.chat.render(prompt, generation_prompt=True)
         text = head + continuation
         ids, spans = self.chat.tokenize(text, spans=True)
-        return self._read(ids, spans, len(head), len(text), head, truncation)
+        return self._read(ids, spans, (len(head), len(text)), head, truncation)
 
     def _id_continuation(
         self, prompt: Any, continuation: Sequence[int], truncation: Truncation
@@ -108,13 +111,21 @@ class LikelihoodEncoder:
         if any(not 0 <= token < self.vocab_size for token in ids):
             raise Rejected("invalid_params", f"token ids: must be within 0..{self.vocab_size - 1}")
         details = self.chat.describe(ids)
-        kept, scored, targets = self._cut(ids, len(prompt), len(ids) - 1, truncation, details)
+        kept, scored, targets = self._cut(ids, (len(prompt), len(ids) - 1), truncation, details)
         return Encoded(kept, str(list(prompt)), details, scored, targets=targets)
 
     def _span(
-        self, prompt: list[Turn], text: str, start: int, end: int, truncation: Truncation
+        self,
+        prompt: list[Turn],
+        text: str,
+        read: tuple[int, int],
+        truncation: Truncation,
+        bare: str | None = None,
     ) -> Encoded:
-        """Render ``prompt`` + the assistant's ``text`` and read its ``[start, end)``."""
+        """Render ``prompt`` + the assistant's ``text`` and read its ``[start, end)``
+        (``read``); ``bare``: the assistant's text without what the policy wrote, which
+        must fit for an over-long item to be the policy's doing (`Unearned`)."""
+        start, end = read
         rendered = self.chat.render([*prompt, {"role": "assistant", "content": text}])
         at = rendered.rfind(text)
         if at < 0:
@@ -122,33 +133,46 @@ class LikelihoodEncoder:
                                      "text, so the reference cannot be located in it")  # fmt: skip
         ids, spans = self.chat.tokenize(rendered, spans=True)
         share_key = self.chat.render(prompt) if prompt else ""
-        return self._read(ids, spans, at + start, at + end, share_key, truncation)
+        without = None
+        if bare is not None:
+            without = self.chat.render([*prompt, {"role": "assistant", "content": bare}])
+        return self._read(ids, spans, (at + start, at + end), share_key, truncation, without)
 
     def _read(
         self,
         ids: list[int],
         spans: list[tuple[int, int]],
-        start: int,
-        end: int,
+        read: tuple[int, int],
         share_key: str,
         truncation: Truncation,
+        without: str | None = None,
     ) -> Encoded:
-        span = tokens_of_span(spans, start, end)
+        """Read the tokens of characters ``read`` of the text ``ids`` encode (`_cut`)."""
+        span = tokens_of_span(spans, *read)
         if span.first == 0:
             raise Rejected("invalid_params", "prompt: is empty (the first token has no "
                            "position before it to be read at)")  # fmt: skip
         merged = {"start": span.merged_start, "end": span.merged_end}
         details = {**self.chat.describe(ids), "read_tokens": span.last - span.first + 1,
                    "merged_boundary": merged}  # fmt: skip
-        kept, scored, targets = self._cut(ids, span.first, span.last, truncation, details)
+        kept, scored, targets = self._cut(
+            ids, (span.first, span.last), truncation, details, without
+        )
         return Encoded(kept, share_key, details, scored, targets=targets)
 
     def _cut(
-        self, ids: list[int], first: int, last: int, truncation: Truncation, details: Any
+        self,
+        ids: list[int],
+        read: tuple[int, int],
+        truncation: Truncation,
+        details: Any,
+        without: str | None = None,
     ) -> tuple[list[int], tuple[int, ...], tuple[int, ...]]:
-        """Truncate ``ids`` keeping tokens ``first..last`` (the read ones) and the position
-        before each; returns the ids, the positions and the tokens read there."""
+        """Truncate ``ids`` keeping tokens ``first..last`` (``read``, the read ones) and
+        the position before each; returns the ids, the positions and the tokens read
+        there. ``without``: the text without what the policy wrote (`ChatEncoder.truncate`)."""
+        first, last = read
         needed = tuple(range(first - 1, last + 1))
-        kept, offsets = self.chat.truncate(ids, truncation, details, needed)
+        kept, offsets = self.chat.truncate(ids, truncation, details, needed, without)
         scored = offsets[:-1]
         return kept, scored, tuple(kept[offset + 1] for offset in scored)

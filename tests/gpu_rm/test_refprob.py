@@ -155,6 +155,8 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         item("the end<|im_end|>\\boxed{7}", "5"),
         item("no box at all", "5", score="log_likelihood"),
         item("", "5", score="geometric_mean", debias=True),
+        item(" ".join(["think"] * 100) + " \\boxed{7}", "5", truncation="reject"),
+        item(" ".join(["think"] * 100) + " \\boxed{7}", "5", truncation="keep_start"),
     ]
     results = RefProbVerifier(registry).score(items)
     assert codes(results) == [
@@ -175,6 +177,8 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.OK, None),  # its special token read as text (flagged), the answer replaced
         (Status.OK, None),  # no floor: the reference appended instead (below)
         (Status.OK, None),
+        (Status.OK, None),  # reasoning too long to read whole: the floor, flagged
+        (Status.OK, None),  # likewise (keep_start would cut the reference away)
     ]
     assert results[14].details["flags"] == ["special_token"]
     floors = [(r.reward, r.details["flags"]) for r in (*results[4:8], results[16])]
@@ -184,6 +188,8 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (0.0, ["empty_response"]),
     ]
     assert results[15].details["flags"] == ["answer_not_found"]
+    for long in results[17:19]:
+        assert (long.reward, long.details["flags"]) == (0.0, ["too_long"]), long.details
     assert "params" in results[10].error.message  # type: ignore[union-attr]
     assert results[11].details["truncated"]["policy"] == "keep_end"
     assert results[11].components["reference_tokens"] == results[0].components["reference_tokens"]
