@@ -14,7 +14,11 @@ from referee.verifiers.types import Item, Result, Status
 
 
 class RewardModelParams(ModelParams):
-    pass
+    floor: float | None = None
+    """The reward of a response too long to read (``truncation: reject``) while the
+    prompt fits: a raw score has no floor of its own, so without one such an item is
+    ``invalid`` (``too_long``), which a trainer masks; give the lowest score that should
+    count (e.g. the model's usual minimum) to score it instead, flagged ``too_long``."""
 
 
 class RewardModelVerifier(BatchedModelVerifier):
@@ -37,6 +41,10 @@ class RewardModelVerifier(BatchedModelVerifier):
         prompt, response = turns(item.prompt, "user"), turns(item.response, "assistant")
         encoded: Encoded = served.model.encoder.encode(prompt, response, params.truncation)
         return encoded
+
+    def floor(self, served: ServedModel, params: Any) -> float | None:
+        floor: float | None = params.floor
+        return floor
 
     def interpret(self, served: ServedModel, enc: Encoded, scored: Scored, params: Any) -> Result:
         reward, outputs = served.model.reward(scored.scores)

@@ -90,6 +90,7 @@ def test_bad_items_get_their_own_status_and_spare_batch_mates(registry: ModelReg
         item("w7", truncation="sideways"),
         item(" ".join(["w9"] * 100)),
         item(" ".join(["w9"] * 100), truncation="reject"),
+        item(" ".join(["w9"] * 100), truncation="reject", floor=-5.0),
     ]
     results = RewardModelVerifier(registry).score(items)
     got = [(r.status, r.error.code if r.error else None) for r in results]
@@ -102,8 +103,10 @@ def test_bad_items_get_their_own_status_and_spare_batch_mates(registry: ModelReg
         (Status.INVALID, "invalid_params"),
         (Status.INVALID, "invalid_params"),
         (Status.OK, None),
-        (Status.INVALID, "too_long"),
+        (Status.INVALID, "too_long"),  # no floor: a raw score has none of its own
+        (Status.OK, None),  # the client's floor, flagged
     ]
+    assert (results[9].reward, results[9].details["flags"]) == (-5.0, ["too_long"])
     assert "params.model" in results[3].error.message  # type: ignore[union-attr]
     assert "missing is not a directory" in results[4].error.message  # type: ignore[union-attr]
     assert "REFEREE_RM_MODELS" in results[4].error.message  # type: ignore[union-attr]
