@@ -64,6 +64,23 @@ def placed_run_limit(seconds: float) -> float:
     return seconds if limit is None else min(seconds, PLACED_RUN_SHARE * RUNS_SHARE * limit)
 
 
+def runs_end(since: float) -> float | None:
+    """When runs begun at ``since`` (a `time.monotonic` instant) must have ended: at
+    `RUNS_SHARE` of the item timeout; None in a library call (no executor)."""
+    limit = item_timeout_s.get()
+    return None if limit is None else since + RUNS_SHARE * limit
+
+
+def time_left(seconds: float, since: float) -> float:
+    """``seconds``, or what is left of `RUNS_SHARE` of the item timeout since ``since`` (a
+    `time.monotonic` instant) if less (never under 0.01 s): the limit of one step of
+    several that must together end in time (unchanged in a library call)."""
+    limit = item_timeout_s.get()
+    if limit is None:
+        return seconds
+    return max(min(seconds, RUNS_SHARE * limit - (time.monotonic() - since)), 0.01)
+
+
 def rerun_limit(seconds: float, since: float) -> float | None:
     """The time limit of a second run, started to place a failure of the first (a grader
     or checker that a response broke, or one broken for every input?): ``seconds``, or

@@ -24,17 +24,37 @@ testbench's error counter through a hierarchical name (``tb.errors = 0``). So a 
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from pydantic import Field, field_validator
 
-from referee.sandbox import Case, CaseOutcome, CaseStatus, CompileStatus, Limits, Program, Sandbox
-from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params, run_limit
+from referee.sandbox import (
+    Case,
+    CaseOutcome,
+    CaseStatus,
+    CompileOutcome,
+    CompileStatus,
+    Limits,
+    Program,
+    Sandbox,
+)
+from referee.verifiers.base import (
+    ItemInvalid,
+    ItemVerifier,
+    Outcome,
+    Params,
+    runs_end,
+    time_left,
+)
 from referee.verifiers.code.extraction import extract_code
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.types import Item, Pool
 
 OUTPUT_CHARS = 2000
+COMPILE_S = 60.0
+"""A build's own limit (the sandbox's default); under an executor, what is left of the
+item's time instead when less."""
 
 DESIGN_SYSTEM_CALLS = frozenset(
     {
@@ -96,38 +116,53 @@ class VerilogVerifier(ItemVerifier[VerilogParams]):
             found.code.encode("utf-8")
         except UnicodeEncodeError:
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
-        # A design that never finishes fails its simulation: within the item timeout, or
-        # the item would time out instead (a status a trainer masks).
-        limit = run_limit(params.time_limit_s)
-        if limit < params.time_limit_s:
-            details["time_limit_s"] = limit
-        refusal = self._refusal(found.code, limit)
+        # A design that never finishes, or whose elaboration runs on (a constant function
+        # looping at compile time), fails: its two builds and its simulation together end
+        # within the item timeout, or the item would time out instead (a status a trainer
+        # masks).
+        began = time.monotonic()
+        refusal = self._refusal(found.code, began)
         if refusal is not None:
             return Outcome(0.0, details={**details, **refusal})
-        limits = Limits(wall_s=limit, cpu_s=limit, memory_mb=params.memory_mb)
+        build = time_left(COMPILE_S, began)
+        limit = params.time_limit_s
+        limits = Limits(wall_s=limit, cpu_s=limit, memory_mb=params.memory_mb, compile_wall_s=build)
         program = Program(language="verilog", source=testbench, files={"design.v": found.code})
-        report = require_ok(self._sandbox.get().run(program, [Case()], limits))
-        if report.compile is not None and report.compile.status is not CompileStatus.OK:
-            details["compile_error"] = report.compile.output[-OUTPUT_CHARS:]
-            return Outcome(0.0, details={**details, "message": "the design does not compile"})
+        sandbox = self._sandbox.get()
+        report = require_ok(sandbox.run(program, [Case()], limits, end_by=runs_end(began)))
+        compiled = report.compile
+        if compiled is not None and compiled.status is not CompileStatus.OK:
+            failed = _not_built(compiled, "the design does not compile")
+            return Outcome(0.0, details={**details, **failed})
+        if not report.cases:  # the builds left no time to simulate
+            message = "the builds took the item's time: the design was not simulated"
+            return Outcome(0.0, details={**details, "message": message, "flags": ["time_budget"]})
         return _verdict(report.cases[0], params, details)
 
-    def _refusal(self, design: str, limit: float) -> dict[str, Any] | None:
+    def _refusal(self, design: str, began: float) -> dict[str, Any] | None:
         """Why ``design`` is refused before it meets the testbench (details of its 0), or
-        None: a system task only a testbench may call, or a name outside itself."""
+        None: a system task only a testbench may call, or a name outside itself (its
+        build, within what is left of the item's time since ``began``)."""
         refused = refused_system_calls(design)
         if refused:
             message = f"the design calls what only a testbench may: {', '.join(refused)}"
             return {"message": message, "flags": ["design_system_task"]}
         alone = Program(language="verilog", source=design)
-        report = require_ok(self._sandbox.get().run(alone, [], Limits(compile_wall_s=limit)))
-        if report.compile is not None and report.compile.status is not CompileStatus.OK:
-            return {
-                "message": "the design does not compile on its own (without the testbench)",
-                "compile_error": report.compile.output[-OUTPUT_CHARS:],
-                "flags": ["not_self_contained"],
-            }
+        limits = Limits(compile_wall_s=time_left(COMPILE_S, began))
+        compiled = require_ok(self._sandbox.get().run(alone, [], limits)).compile
+        if compiled is not None and compiled.status is not CompileStatus.OK:
+            message = "the design does not compile on its own (without the testbench)"
+            return _not_built(compiled, message, "not_self_contained")
         return None
+
+
+def _not_built(compiled: CompileOutcome, message: str, flag: str | None = None) -> dict[str, Any]:
+    """The details of a 0 for a build that failed (``message``, ``flag``) or ran out of
+    time (flagged ``compile_timeout``)."""
+    found: dict[str, Any] = {"compile_error": compiled.output[-OUTPUT_CHARS:]}
+    if compiled.status is CompileStatus.TIMEOUT:
+        message, flag = "building the design ran out of time", "compile_timeout"
+    return {**found, "message": message, **({"flags": [flag]} if flag else {})}
 
 
 def _verdict(run: CaseOutcome, params: VerilogParams, details: dict[str, Any]) -> Outcome:
