@@ -20,6 +20,7 @@ from referee.service.execution.process_pool import ProcessPool
 from referee.verifiers import Item, Result, Status
 from referee.verifiers.engines import EngineSettings
 from tests.verifiers.code.conftest import code_item, fenced
+from tests.verifiers.code.test_verilog import SLOW_TO_BUILD, TESTBENCH
 
 ITEM_TIMEOUT_S = 3.0
 CASES = {"inputs": [f"{i}\n" for i in range(12)], "outputs": [f"{i}\n" for i in range(12)]}
@@ -65,6 +66,10 @@ BUSY = {
             params={"files": {"answer.txt": base64.b64encode(b"loop").decode()}},
         ),
         "checker_timeout",
+    ),
+    "verilog: a design slow to build": (
+        Item(verifier="verilog", response=fenced(SLOW_TO_BUILD, "verilog"), reference=TESTBENCH),
+        "compile_timeout",
     ),
     "sql: a query that never ends": (
         Item(
