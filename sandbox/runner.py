@@ -138,7 +138,8 @@ class Sandbox:
         by then is not run: ``cases`` in the report are then the outcomes of a prefix of
         ``cases``, the ones that ran. With ``end_by`` (`time.monotonic`) every case ends by
         then: a case's wall and CPU limits are cut to the time left when it starts, and a
-        case with less than `MIN_CASE_S` left is not started (as past ``deadline``)."""
+        case with less than `MIN_CASE_S` left is not started (as past ``deadline``). The
+        compile keeps ``limits.compile_wall_s``: a caller that must bound it sets it."""
         limits = limits or self.settings.limits
         lang = languages.find(program.language)
         if lang is None:

@@ -86,12 +86,9 @@ def rerun_limit(seconds: float, since: float) -> float | None:
     or checker that a response broke, or one broken for every input?): ``seconds``, or
     what is left of `RUNS_SHARE` of the item timeout since ``since`` (a `time.monotonic`
     instant, when the first run, limited by `placed_run_limit`, began); None when that is
-    under `MIN_RERUN_S`."""
-    limit = item_timeout_s.get()
-    if limit is None:
-        return seconds
-    left = min(seconds, RUNS_SHARE * limit - (time.monotonic() - since))
-    return left if left >= MIN_RERUN_S else None
+    under `MIN_RERUN_S` (and under ``seconds``: a run as long as its own limit is worth it)."""
+    left = time_left(seconds, since)
+    return left if left >= min(MIN_RERUN_S, seconds) else None
 
 
 class ItemInvalid(Exception):
