@@ -58,8 +58,11 @@ class JudgeEncoder:
         mode: JudgeMode,
         template: str | None,
         truncation: Truncation,
+        own: str = "response",
     ) -> Encoded:
-        """Encode ``texts`` (``prompt``, ``response`` and, when given, ``reference``).
+        """Encode ``texts`` (``prompt``, ``response`` and, when given, ``reference``);
+        ``own``: the one holding the text being rewarded (``reference`` when a pair is read
+        the other way round), which alone is charged when the item is too long.
         Raises `Rejected` for unencodable text, an empty ``reference`` when pairwise, a
         template missing a placeholder the mode needs, or an over-long item under
         ``reject`` (no policy may cut the verdict position). An empty response is judged.
@@ -87,7 +90,7 @@ class JudgeEncoder:
         details = {**self.chat.describe(ids), "mode": mode}
         for found in admitted:
             found.report(details)
-        bare = fill(chosen, {"prompt": "", **texts, "response": "", "reference": ""})
+        bare = fill(chosen, {"prompt": "", "reference": "", **texts, own: ""})
         alone = self.chat.render([{"role": "user", "content": bare}], generation_prompt=True)
         ids, _ = self.chat.truncate(ids, truncation, details, (len(ids) - 1,), alone)
         share_key = f"{chosen}\0{texts.get('prompt', '')}"

@@ -77,8 +77,10 @@ class GenerativeRMVerifier(BatchedModelVerifier):
         found = [(served, judge.encode(texts, params.mode, params.template, params.truncation))]
         if params.swap:
             swapped = {**texts, "response": texts["reference"], "reference": texts["response"]}
-            found.append((served, judge.encode(swapped, params.mode, params.template,
-                                               params.truncation)))  # fmt: skip
+            read = judge.encode(
+                swapped, params.mode, params.template, params.truncation, "reference"
+            )
+            found.append((served, read))
         return found
 
     def floor(self, served: ServedModel, params: Any) -> float:

@@ -288,3 +288,26 @@ def test_pairwise_read_both_ways_cancels_the_position(
     # read both ways, the two orders of one pair are one preference: P(a > b) + P(b > a) = 1
     assert both.reward + reverse.reward == pytest.approx(1.0, abs=1e-6)  # type: ignore[operator]
     assert (bad.status, bad.error.code) == (Status.INVALID, "invalid_params")  # type: ignore[union-attr]
+
+
+def test_only_the_rewarded_response_is_charged_for_a_pair_too_long(
+    registry: ModelRegistry,
+) -> None:
+    """Under ``reject`` a pair too long to read: when the item's own response is what
+    does not fit, it scores the floor (a lost comparison), flagged; when the other
+    response (the reference) does not fit even without it, the item is ``invalid``, in
+    either reading order (``swap`` puts the item's response second)."""
+    long = " ".join(["the answer"] * 80)
+    pairs = [
+        Item(verifier="grm", prompt=PROMPT, response=long, reference="5",
+             params={"model": "llama", "mode": "pairwise", "truncation": "reject", **extra})
+        for extra in ({}, {"swap": True})
+    ] + [
+        Item(verifier="grm", prompt=PROMPT, response="5", reference=long,
+             params={"model": "llama", "mode": "pairwise", "truncation": "reject", **extra})
+        for extra in ({}, {"swap": True})
+    ]  # fmt: skip
+    results = GenerativeRMVerifier(registry).score(pairs)
+    assert codes(results) == [(Status.OK, None)] * 2 + [(Status.INVALID, "too_long")] * 2
+    for own in results[:2]:
+        assert (own.reward, own.details["flags"]) == (0.0, ["too_long"])
