@@ -76,11 +76,14 @@ WORD_JOINER = "\u2060"
 @dataclass(frozen=True)
 class Admitted:
     """A policy's text as `ChatEncoder.admit` lets it be scored: ``stop_tokens`` special
-    tokens dropped from its end, ``as_text`` distinct special tokens inside it read as text."""
+    tokens dropped from its end, ``as_text`` distinct special tokens inside it read as text,
+    ``dropped`` removed from it (they could not be read as text)."""
 
     text: str
     stop_tokens: int = 0
     as_text: int = 0
+    dropped: int = 0
+    """Special tokens that could not be read as text, removed from it."""
 
     def report(self, details: dict[str, Any]) -> None:
         """Say in an item's ``details`` what was done: the stop tokens dropped, and a
@@ -90,7 +93,9 @@ class Admitted:
             details["stop_tokens_dropped"] = (
                 details.get("stop_tokens_dropped", 0) + self.stop_tokens
             )
-        if self.as_text:
+        if self.dropped:
+            details["special_tokens_dropped"] = self.dropped
+        if self.as_text or self.dropped:
             flags = details.setdefault("flags", [])
             if "special_token" not in flags:
                 flags.append("special_token")
@@ -150,29 +155,41 @@ class ChatEncoder:
         special-token strings at its end (the generation's stop token) dropped; any other
         broken by a word joiner after its first character, so that it is read as text
         and never as conversation structure (a response closing its own turn to write
-        the verdict after it). A special token of one character cannot be broken: then
-        `Rejected` (``special_token``)."""
+        the verdict after it). A special token that cannot be broken (one character, or
+        one the normalizer restores) is dropped."""
         _check_encodable(field_name, text)
         stripped, trimmed = 0, text.rstrip()
         while end := next((s for s in self._longest_first if trimmed.endswith(s)), None):
             text = trimmed[: -len(end)]
             stripped, trimmed = stripped + 1, text.rstrip()
-        found = [special for special in self._longest_first if special in text]
+        # (a single character cannot be broken: it is dropped below)
+        found = [special for special in self._longest_first if len(special) > 1 and special in text]
         for special in found:
             text = text.replace(special, special[0] + WORD_JOINER + special[1:])
-        # A special token marked "normalized" is matched after the tokenizer's normalizer,
-        # which could drop the joiner (or fold case): look where the tokenizer looks too.
+        # the text needs a second look only where a special token was in it
+        raw = bool(found) or any(len(s) == 1 and s in text for s in self._longest_first)
+        left, dropped, most = self._left(text, raw), 0, len(text) + 1
+        while left is not None and dropped < most:
+            # One character the joiner cannot break, or a token the normalizer puts back:
+            # dropped, so that no response writes structure and every one is scored
+            # (refusing it was an ``invalid`` a policy could buy by writing the token).
+            if left not in text:
+                text = self._normalized(text)  # what the tokenizer reads anyway
+            text, dropped = text.replace(left, ""), dropped + 1
+            left = self._left(text, True)
+        if left is not None:  # a normalizer that keeps writing the token back
+            message = f"{field_name}: the model's special token {left!r} cannot be removed"
+            raise Rejected("special_token", message)
+        return Admitted(text, stripped, len(found), dropped)
+
+    def _left(self, text: str, raw: bool) -> str | None:
+        """A special token the tokenizer would read in ``text`` (looked for in the text
+        itself when ``raw``), or None. A special token marked "normalized" is matched
+        after the tokenizer's normalizer, which could drop the joiner (or fold case): it
+        is looked for where the tokenizer looks too."""
         normalized = self._normalized(text)
-        # (text without any special token found needs no second look)
-        seen = ([text] if found else []) + ([normalized] if normalized != text else [])
-        left = next((s for s in self.specials for t in seen if s in t), None)
-        if left is not None:
-            raise Rejected(
-                "special_token",
-                f"{field_name}: contains the model's special token {left!r}, which cannot "
-                "be read as text",
-            )
-        return Admitted(text, stripped, len(found))
+        seen = ([text] if raw else []) + ([normalized] if normalized != text else [])
+        return next((s for s in self.specials for t in seen if s in t), None)
 
     def render(self, turns: list[Turn], generation_prompt: bool = False) -> str:
         """The chat template applied to ``turns`` (joined by blank lines without one)."""
