@@ -42,11 +42,11 @@ class StepEncoder:
     def encode(
         self, prompt: list[Turn], response: str, separator: str, truncation: Truncation
     ) -> Encoded:
-        """Encode one item; `Unearned` for a response without a step; `Rejected` for more
-        than `MAX_STEPS` steps, merged step ends, or a truncation that would cut a step
-        away (special tokens in the response are read as text: `ChatEncoder.admit`; a
-        written step tag adds no step); `ModelMisconfigured` when the model cannot read
-        steps."""
+        """Encode one item; `Unearned` for a response without a step, with more than
+        `MAX_STEPS` steps, or too long to read (`ChatEncoder.truncate`); `Rejected` for
+        merged step ends or a prompt too long (special tokens in the response are read as
+        text: `ChatEncoder.admit`; a written step tag adds no step); `ModelMisconfigured`
+        when the model cannot read steps."""
         if self.head == "lm" and self.verdict is None:
             raise ModelMisconfigured(
                 "steps.positive_tokens / steps.negative_tokens: no single token of this "
@@ -59,7 +59,8 @@ class StepEncoder:
         if not steps:
             raise Unearned("no_steps", "response: has no non-blank step")
         if len(steps) > MAX_STEPS:
-            raise Rejected("too_many_steps", f"response: {len(steps)} steps (at most {MAX_STEPS})")
+            # the response's doing: its floor, never an ``invalid`` a policy could buy
+            raise Unearned("too_many_steps", f"response: {len(steps)} steps (at most {MAX_STEPS})")
         built = self.spec.joiner.join(step + self.spec.tag for step in steps)
         rendered = self.chat.render([*prompt, {"role": "assistant", "content": built}])
         start = rendered.rfind(built)

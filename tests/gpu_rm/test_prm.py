@@ -159,7 +159,7 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
         (Status.INVALID, "too_long"),  # the client's prompt alone does not fit
         (Status.INVALID, "too_long"),
         (Status.OK, None),  # keep_start would cut the policy's steps: the floor, flagged
-        (Status.INVALID, "too_many_steps"),
+        (Status.OK, None),  # too many steps: the floor, flagged
         (Status.OK, None),
         (Status.ERROR, "not_configured"),
         (Status.INVALID, "invalid_params"),
@@ -172,6 +172,7 @@ def test_bad_inputs_get_their_own_status_and_spare_batch_mates(registry: ModelRe
     assert results[6].details["truncated"]["policy"] == "keep_end"
     assert "prompt: " in results[8].error.message  # type: ignore[union-attr]
     assert (results[9].reward, results[9].details["flags"]) == (0.0, ["too_long"])
+    assert (results[10].reward, results[10].details["flags"]) == (0.0, ["too_many_steps"])
     assert "scored token" in results[9].details["reason"]
     assert results[11].details["steps"] == 3
     assert "steps.positive_tokens" in results[12].error.message  # type: ignore[union-attr]
