@@ -50,6 +50,8 @@ DEGENERATE = {
     "mathematical digits": "\U0001d7dc" * N,
     "empty": "",
     "blank": "   ",
+    "punctuation only": ";",  # IFBench's format:quote_unquote indexed past a string
+    "a lone full stop": ".",
 }
 
 
@@ -91,6 +93,14 @@ VALID: dict[str, tuple[str, Any, dict[str, Any]]] = {
             "kwargs": [{"num_bullets": 2}, {"language": "en"}],
         },
         {"mode": "loose"},
+    ),
+    "instructions ifbench": (
+        "instructions",
+        {
+            "instruction_id_list": ["format:quote_unquote", "sentence:increment"],
+            "kwargs": [{}, {"small_n": 1}],
+        },
+        {"reward": "fraction"},
     ),
     "tool_call": ("tool_call", {"calls": [{"name": "f", "arguments": {"a": 1}}]}, {}),
     "tool_call python": (
@@ -149,6 +159,7 @@ def test_the_table_has_a_valid_item_for_each_verifier(registry: Registry) -> Non
         "similarity rouge": "the cat sat",
         "instructions": '{"a": "one. two. three."}',
         "instructions loose": "* one\n* two",
+        "instructions ifbench": "Two words. Now three words.",
         "tool_call": "f(a=1)",
         "tool_call python": "f(a=1)",
         "tool_call irrelevance": "I cannot help with that.",
