@@ -82,7 +82,9 @@ class JudgeEncoder:
             if name not in needed:
                 self.chat.check(name, text)
         texts = {**texts, **{name: a.text for name, a in zip(needed, admitted, strict=True)}}
-        if "reference" in needed and not texts["reference"].strip():  # missing, or stop tokens
+        # the client's other response, missing or only stop tokens (read the other way
+        # round, the reference slot holds the item's own response: empty is judged)
+        if "reference" in needed and own != "reference" and not texts["reference"].strip():
             raise Rejected("empty_reference", "reference: is empty")
         filled = fill(chosen, {"prompt": "", "reference": "", **texts})
         rendered = self.chat.render([{"role": "user", "content": filled}], generation_prompt=True)

@@ -311,3 +311,15 @@ def test_only_the_rewarded_response_is_charged_for_a_pair_too_long(
     assert codes(results) == [(Status.OK, None)] * 2 + [(Status.INVALID, "too_long")] * 2
     for own in results[:2]:
         assert (own.reward, own.details["flags"]) == (0.0, ["too_long"])
+
+
+def test_an_empty_response_is_judged_in_either_order(registry: ModelRegistry) -> None:
+    """An empty response is judged as the judge sees it; read the other way round
+    (``swap``) it sits in the reference's slot, whose emptiness check (the client's
+    other response) made the item ``invalid``: a status a policy could buy."""
+    items = [
+        Item(verifier="grm", prompt=PROMPT, response=empty, reference="5",
+             params={"model": "llama", "mode": "pairwise", "swap": True})
+        for empty in ("", "  \t")
+    ]  # fmt: skip
+    assert codes(GenerativeRMVerifier(registry).score(items)) == [(Status.OK, None)] * 2
