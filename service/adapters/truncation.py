@@ -8,7 +8,8 @@ the response is what follows the longest suffix of the prompt that starts the qu
 a query in which no such suffix can be found is not scored at all.
 
 Decoding a token slice can differ from the text at the cut: a leading space dropped
-(SentencePiece) or a split multi-byte character decoded as U+FFFD; both are skipped.
+(SentencePiece) or a split multi-byte character decoded as U+FFFD; both are skipped. At
+the prompt's end, a trailing space the decoder's clean-up merged away is allowed for.
 """
 
 from __future__ import annotations
@@ -20,7 +21,21 @@ shorter): a shorter match could be chance, not the prompt."""
 
 def response_of(query: str, prompt: str) -> str | None:
     """The response part of ``query``, or None when no suffix of ``prompt`` (of at least
-    `MIN_OVERLAP` characters) starts it."""
+    `MIN_OVERLAP` characters) starts it. A prompt's trailing whitespace may be missing
+    from the query: decoding prompt and response together with Transformers' clean-up
+    of tokenization spaces (WordPiece tokenizers; BPE ones too before Transformers 5)
+    turns ``"Answer: " + ".5"`` into ``"Answer:.5"`` (a space before punctuation or
+    ``n't`` is dropped), and refusing that refused OpenRLHF's whole batch over what one
+    response began with."""
+    found = _after(query, prompt)
+    trimmed = prompt.rstrip()
+    if found is None and trimmed != prompt:
+        found = _after(query, trimmed)
+    return found
+
+
+def _after(query: str, prompt: str) -> str | None:
+    """`response_of` for a prompt taken as it is."""
     if query.startswith(prompt):
         return query[len(prompt) :]
     head = query.lstrip("\ufffd").lstrip()

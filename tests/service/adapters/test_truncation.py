@@ -20,6 +20,17 @@ CASES: list[tuple[str, str, str, str | None]] = [
     ("only a chance overlap", "A: \\boxed{4}", FEW_SHOT, None),
     ("short prompt, whole", "Hi! hello", "Hi!", " hello"),
     ("short prompt, missing", "hello", "Hi!", None),
+    # Transformers' clean-up of tokenization spaces (WordPiece; BPE too before version 5),
+    # decoding prompt and response together, drops the prompt's trailing space before
+    # punctuation or "n't": that refused OpenRLHF's whole batch
+    ("clean-up ate the prompt's last space", "Q: 7*6?\nAnswer:.5", "Q: 7*6?\nAnswer: ", ".5"),
+    ("clean-up, contraction", "Q: do you?\nI don't", "Q: do you?\nI do ", "n't"),
+    (
+        "clean-up after a left cut",
+        FEW_SHOT[300:] + "\nAnswer:, 42",
+        FEW_SHOT + "\nAnswer: ",
+        ", 42",
+    ),
 ]
 
 
