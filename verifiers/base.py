@@ -64,11 +64,11 @@ def placed_run_limit(seconds: float) -> float:
     return seconds if limit is None else min(seconds, PLACED_RUN_SHARE * RUNS_SHARE * limit)
 
 
-def runs_end(since: float) -> float | None:
+def runs_end(since: float, share: float = RUNS_SHARE) -> float | None:
     """When runs begun at ``since`` (a `time.monotonic` instant) must have ended: at
-    `RUNS_SHARE` of the item timeout; None in a library call (no executor)."""
+    ``share`` of the item timeout; None in a library call (no executor)."""
     limit = item_timeout_s.get()
-    return None if limit is None else since + RUNS_SHARE * limit
+    return None if limit is None else since + share * limit
 
 
 def time_left(seconds: float, since: float) -> float:

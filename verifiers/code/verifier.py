@@ -28,6 +28,7 @@ from referee.verifiers.base import (
     Outcome,
     Params,
     item_timeout_s,
+    runs_end,
 )
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
@@ -177,7 +178,8 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         ]
         outcomes = [mine for mine, _ in runs]
         if suite.checker is not None:
-            self._apply_checker(suite, outcomes, verdicts, limits, _checker_end(began))
+            end_by = runs_end(began, CHECKER_SHARE)
+            self._apply_checker(suite, outcomes, verdicts, limits, end_by)
         flags = sorted({f for v in verdicts for f in v.flags} | set(details.get("flags", ())))
         if flags:
             details["flags"] = flags
@@ -300,13 +302,6 @@ def _latest_start(limits: Limits, share: float) -> float | None:
     if limit is None or limits.wall_s >= share * limit:
         return None
     return time.monotonic() + share * limit - limits.wall_s
-
-
-def _checker_end(began: float) -> float | None:
-    """When a special judge's runs must end, for an item whose cases began at ``began``:
-    `CHECKER_SHARE` of the executor's item timeout (None outside an executor)."""
-    limit = item_timeout_s.get()
-    return None if limit is None else began + CHECKER_SHARE * limit
 
 
 def _failed(
