@@ -92,8 +92,10 @@ class JudgeEncoder:
         details = {**self.chat.describe(ids), "mode": mode}
         for found in admitted:
             found.report(details)
-        bare = fill(chosen, {"prompt": "", "reference": "", **texts, own: ""})
-        alone = self.chat.render([{"role": "user", "content": bare}], generation_prompt=True)
+        alone = None  # rendered only for an item too long: off the hot path
+        if len(ids) > self.chat.max_length:
+            bare = fill(chosen, {"prompt": "", "reference": "", **texts, own: ""})
+            alone = self.chat.render([{"role": "user", "content": bare}], generation_prompt=True)
         ids, _ = self.chat.truncate(ids, truncation, details, (len(ids) - 1,), alone)
         share_key = f"{chosen}\0{texts.get('prompt', '')}"
         return Encoded(ids, share_key, details, candidates=verdict.candidates)

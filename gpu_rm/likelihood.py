@@ -133,8 +133,8 @@ class LikelihoodEncoder:
                                      "text, so the reference cannot be located in it")  # fmt: skip
         ids, spans = self.chat.tokenize(rendered, spans=True)
         share_key = self.chat.render(prompt) if prompt else ""
-        without = None
-        if bare is not None:
+        without = None  # rendered only for an item too long: off the hot path
+        if bare is not None and len(ids) > self.chat.max_length:
             without = self.chat.render([*prompt, {"role": "assistant", "content": bare}])
         return self._read(ids, spans, (at + start, at + end), share_key, truncation, without)
 
