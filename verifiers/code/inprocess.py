@@ -29,7 +29,12 @@ from dataclasses import dataclass
 from referee.sandbox import Program
 from referee.verifiers.base import ItemInvalid
 
-PROOF_STATUSES = range(3, 120)
+FAILURE_STATUSES = frozenset({101})
+"""Exit statuses a language gives a failing test on its own: Rust's panic (a failed
+``assert!``) exits 101. (Go's panic exits 2; C and C++ traps and aborts are signals.)"""
+PROOF_STATUSES = tuple(s for s in range(3, 120) if s not in FAILURE_STATUSES)
+"""A proof is never a failure's status: with 101 among them, a Rust program whose
+assertion failed passed once in 117 runs (a wrong answer scored 1.0 in the hack corpus)."""
 
 
 @dataclass(frozen=True)
