@@ -84,6 +84,12 @@ class Language:
     an allow-list, because compilers take flags that run programs (``-wrapper``,
     ``-fplugin=``, ``-Wl,...``, ``-toolexec``, ``-C linker=``, ``-J``)."""
 
+    fatal_assertions: tuple[str, ...] = ()
+    """Runtime options (placed after ``run[0]``) that make a failed assertion end the
+    process even when caught (`Program.fatal_assertions`). Java's ``AssertionError`` is
+    an exception a program can catch: with the test in its process, it could call the
+    test by reflection and try answers until no assertion fails."""
+
     def main_for(self, source: str) -> str:
         """The main file's name for ``source`` (see `main_pattern`)."""
         found = re.search(self.main_pattern, source) if self.main_pattern else None
@@ -565,6 +571,12 @@ LANGUAGES: dict[str, Language] = {
             package="default-jdk-headless",
             memory_rlimit="none",
             overhead_mb=256,
+            fatal_assertions=(
+                "-XX:+UnlockDiagnosticVMOptions",
+                "-XX:AbortVMOnException=java.lang.AssertionError",
+                "-XX:-CreateCoredumpOnCrash",
+                "-XX:ErrorFile=/dev/null",
+            ),
         ),
         Language(
             "javascript",

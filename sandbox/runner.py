@@ -152,6 +152,11 @@ class Sandbox:
             unavailable = (
                 f"fetching files back needs the bwrap or process backend, not {self.backend.name}"
             )
+        if unavailable is None and not limits.spawn and not self._confines_spawning():
+            unavailable = (
+                f"the {self.backend.name} backend cannot keep a program from starting "
+                "processes, which tests run in the program's own process need: use bwrap"
+            )
         if unavailable is not None:
             report.sandbox_status = SandboxStatus.UNAVAILABLE
             report.message = unavailable
@@ -360,7 +365,7 @@ class Sandbox:
         """The outcomes of the cases started in time: ``pace`` is `run`'s ``deadline``
         and ``end_by``."""
         fast = self._fast_path(lang)
-        argv = lang.argv(lang.run, files, limits.memory_mb)
+        argv = _runtime_argv(lang, program, files, limits)
         deadline, end_by = pace
         if end_by is not None:
             deadline = min(end_by - MIN_CASE_S, deadline if deadline is not None else end_by)
@@ -387,6 +392,11 @@ class Sandbox:
                 return full(case, _within(mine, end_by))
 
         return self._started_by(deadline, one, cases)
+
+    def _confines_spawning(self) -> bool:
+        """Whether ``Limits.spawn`` False is enforced here; the process backend isolates
+        nothing (trusted code only), so it is not asked to."""
+        return self.backend.confines_spawning or not self.backend.isolating
 
     def _fell_back(self, failure: SandboxFailure) -> None:
         """Say and count that the fast path could not run a case (it runs again in bwrap);
@@ -551,7 +561,17 @@ def _linked_commands(
 
 def _run_argv(lang: languages.Language, program: Program, limits: Limits) -> list[str]:
     files = _program_files(program, lang.main_for(program.source))
-    return lang.argv(lang.run, list(files), limits.memory_mb)
+    return _runtime_argv(lang, program, list(files), limits)
+
+
+def _runtime_argv(
+    lang: languages.Language, program: Program, files: list[str], limits: Limits
+) -> list[str]:
+    """The run argv, with the options for `Program.fatal_assertions` when it asks."""
+    argv = lang.argv(lang.run, files, limits.memory_mb)
+    if program.fatal_assertions:
+        argv[1:1] = lang.fatal_assertions
+    return argv
 
 
 def _case_command(
@@ -579,6 +599,7 @@ def _case_command(
         file_size_mb=limits.file_size_mb,
         disk_mb=limits.disk_mb,
         output_bytes=limits.output_bytes,
+        spawn=limits.spawn,
         binds=binds,
         identity=box.owner,
         fetch=tuple(case.fetch),

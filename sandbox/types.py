@@ -52,7 +52,9 @@ class SandboxStatus(StrEnum):
 class Limits(BaseModel):
     """Per-case limits. Units are in the names. ``output_bytes`` caps stdout and stderr
     together; going over it kills the case (``output_limit``). ``compile_*`` apply to the
-    single compile step, whose output is capped at ``output_bytes`` as well."""
+    single compile step, whose output is capped at ``output_bytes`` as well. ``spawn``
+    False keeps the program from starting other processes (threads stay allowed; see
+    `sandbox.seccomp`): for a program whose tests run in its own process."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -65,12 +67,16 @@ class Limits(BaseModel):
     output_bytes: int = Field(default=1 << 20, ge=1, le=1 << 30)
     compile_wall_s: float = Field(default=60.0, gt=0, le=600)
     compile_memory_mb: int = Field(default=2048, ge=64, le=65536)
+    spawn: bool = True
 
 
 class Program(BaseModel):
     """Source to compile (once) and run. ``source`` goes into the language's main file
     (e.g. ``Main.java``); ``files`` are extra source files next to it (names are plain file
-    names, no directories). ``build_flags`` are appended to the compiler's argv."""
+    names, no directories). ``build_flags`` are appended to the compiler's argv.
+    ``fatal_assertions``: a failed assertion ends the process at once, even where the
+    program would catch it (for tests run in the program's own process; see
+    `languages.Language.fatal_assertions`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -78,6 +84,7 @@ class Program(BaseModel):
     source: str
     files: dict[str, str] = Field(default_factory=dict)
     build_flags: list[str] = Field(default_factory=list)
+    fatal_assertions: bool = False
 
 
 class Case(BaseModel):

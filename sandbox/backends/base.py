@@ -62,6 +62,9 @@ class Command:
     """A pipe pair to a peer command running at the same time (see `Channel`)."""
     identity: HostIdentity | None = None
     """The host user to start the command as (`sandbox.identity`); None: the server's own."""
+    spawn: bool = True
+    """False: the command cannot start other processes (`sandbox.seccomp`); only for
+    backends that say they confine spawning, and never with ``fetch``."""
     fetch: tuple[str, ...] = ()
     """Work-dir files (relative paths) to read back after the command (`backends.fetch`);
     at most ``output_bytes`` in all."""
@@ -95,6 +98,8 @@ class Backend(Protocol):
     """Whether it can run two programs linked by a channel (`Sandbox.run_linked`)."""
     fetches: bool
     """Whether it can read a case's files back after the program (`Command.fetch`)."""
+    confines_spawning: bool
+    """Whether it can keep a command from starting processes (`Command.spawn`)."""
 
     def problem(self) -> str | None:
         """Why this backend cannot run on this host, or None when it can. May do I/O."""

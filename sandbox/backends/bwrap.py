@@ -30,7 +30,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from referee.sandbox import cgroups
+from referee.sandbox import cgroups, seccomp
 from referee.sandbox.backends.base import Command, Execution, base_env, lifted_address_space
 from referee.sandbox.backends.fetch import fetched, supervised
 from referee.sandbox.identity import IdentityPool, as_user
@@ -124,6 +124,7 @@ class BwrapBackend:
     isolating = True
     links = True
     fetches = True
+    confines_spawning = seccomp.supported()
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings
@@ -163,11 +164,13 @@ class BwrapBackend:
         block_fd: int,
         info_fd: int,
         fetch_fd: int | None = None,
+        filter_fd: int | None = None,
     ) -> list[str]:
         """The full bwrap command line for ``command``; ``fds`` maps work-dir file names to
         readable fds whose content bwrap copies in. The program starts under ``prlimit``
         with the command's limits (`_rlimit_flags`); with ``fetch_fd``, under the fetching
-        supervisor (`backends.fetch`) that writes the files to that fd."""
+        supervisor (`backends.fetch`) that writes the files to that fd; with ``filter_fd``,
+        under that seccomp filter (`Command.spawn`)."""
         args = [
             self.settings.bwrap_path,
             *isolation_args(self.settings.sandbox_uid),
@@ -203,6 +206,8 @@ class BwrapBackend:
             args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{name}"]
         # The root itself is bwrap's scratch tmpfs: make it read-only like the rest.
         args += ["--remount-ro", "/", "--chdir", BOX if command.cwd_is_box else WORK]
+        if filter_fd is not None:
+            args += ["--seccomp", str(filter_fd)]
         args += ["--block-fd", str(block_fd), "--info-fd", str(info_fd), "--"]
         program = [PRLIMIT, *_rlimit_flags(command), "--"]
         program += [a.replace("{box}", BOX).replace("{work}", WORK) for a in command.argv]
@@ -225,6 +230,9 @@ class BwrapBackend:
             fetch_fd = memfd("fetch", b"") if command.fetch else None
             if fetch_fd is not None:
                 owned.add(fetch_fd)
+            filter_fd = None if command.spawn else memfd("seccomp", seccomp.no_spawn_filter())
+            if filter_fd is not None:
+                owned.add(filter_fd)
             group = self._cgroup(command)
         except BaseException:
             _close_all(owned)
@@ -233,10 +241,12 @@ class BwrapBackend:
         if command.channel is not None:
             env.update(command.channel.env())
         child_ends = (info_w, block_r, *fds.values(), *channel)
+        if filter_fd is not None:
+            child_ends = (*child_ends, filter_fd)
         # the fetch memfd goes to the child too, but stays open here: it is read after
         kept = (fetch_fd,) if fetch_fd is not None else ()
         spawn = Spawn(
-            argv=self.argv(command, fds, block_r, info_w, fetch_fd),
+            argv=self.argv(command, fds, block_r, info_w, fetch_fd, filter_fd),
             env=env,
             stdin=command.stdin,
             wall_s=command.wall_s,

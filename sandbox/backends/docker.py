@@ -37,6 +37,7 @@ class DockerBackend:
     isolating = True
     links = False
     fetches = False
+    confines_spawning = False  # its seccomp profile is the engine's; see docs/security.md
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings

@@ -32,6 +32,7 @@ class ProcessBackend:
     isolating = False
     links = True
     fetches = True
+    confines_spawning = False
 
     def __init__(self, settings: SandboxSettings) -> None:
         self.settings = settings

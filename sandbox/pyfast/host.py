@@ -197,9 +197,11 @@ class ForkServer:
         return chain
 
     def fits(self, limits: Limits) -> bool:
-        """True when the pool's cgroup was sized for cases with these limits."""
+        """True when the pool's cgroup was sized for cases with these limits (and they let
+        the case start processes: the fast path has no seccomp filter of its own)."""
         pool = self.settings.limits
-        return limits.memory_mb <= pool.memory_mb and limits.processes <= pool.processes
+        sized = limits.memory_mb <= pool.memory_mb and limits.processes <= pool.processes
+        return sized and limits.spawn
 
     def execute(
         self, program: Program, case: Case, limits: Limits, channel: Channel | None = None

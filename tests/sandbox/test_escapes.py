@@ -304,3 +304,70 @@ def test_a_build_cannot_write_past_the_disk_quota(bwrap_sandbox: Sandbox) -> Non
     assert report.compile is not None
     assert report.compile.status.value == "compile_error", report.compile
     assert report.cases == []
+
+
+_SPAWNS = r"""
+#include <errno.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char **environ;
+static void *work(void *arg) { return arg; }
+int main(void) {
+    pthread_t thread; void *back = 0;
+    int made = pthread_create(&thread, 0, work, (void *)42);
+    if (made == 0) pthread_join(thread, &back);
+    printf("thread %d %ld\n", made, (long)back);
+    pid_t child = fork();
+    if (child == 0) _exit(0);
+    printf("fork %s\n", child < 0 ? strerror(errno) : "ESCAPED");
+    long raw = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    if (raw == 0) _exit(0);
+    printf("clone %s\n", raw < 0 ? strerror(errno) : "ESCAPED");
+    pid_t spawned; char *argv[] = {"/bin/true", 0};
+    int failed = posix_spawn(&spawned, "/bin/true", 0, 0, argv, environ);
+    printf("spawn %s\n", failed ? strerror(failed) : "ESCAPED");
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("spawn", [True, False])
+def test_a_program_kept_from_spawning_still_has_threads(
+    bwrap_sandbox: Sandbox, spawn: bool
+) -> None:
+    """``Limits(spawn=False)`` (tests in the program's own process, which a fork could
+    use as an oracle): fork, a raw clone of a process and posix_spawn fail with EPERM,
+    threads work; with the default, all of them work."""
+    limits = bwrap_sandbox.settings.limits.model_copy(update={"spawn": spawn})
+    program = Program(language="c", source=_SPAWNS, build_flags=["-pthread"])
+    report = bwrap_sandbox.run(program, [Case()], limits)
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    assert case.status is CaseStatus.OK, case
+    lines = case.stdout.splitlines()
+    assert lines[0] == "thread 0 42"
+    denied = "Operation not permitted"
+    expected = ["ESCAPED"] * 3 if spawn else [denied] * 3
+    assert [line.split(" ", 1)[1] for line in lines[1:]] == expected, case.stdout
+
+
+def test_java_kept_from_spawning_runs_threads_but_no_process(bwrap_sandbox: Sandbox) -> None:
+    """The JVM starts its own threads; a ProcessBuilder (the oracle a test in the same
+    process could be for another JVM) is refused."""
+    source = (
+        "public class Main { public static void main(String[] a) throws Exception {\n"
+        '  Thread t = new Thread(() -> System.out.println("thread")); t.start(); t.join();\n'
+        '  try { new ProcessBuilder("/bin/true").start().waitFor();\n'
+        '        System.out.println("ESCAPED"); }\n'
+        '  catch (java.io.IOException e) { System.out.println("refused"); }\n'
+        "} }\n"
+    )
+    limits = bwrap_sandbox.settings.limits.model_copy(update={"spawn": False, "memory_mb": 512})
+    report = bwrap_sandbox.run(Program(language="java", source=source), [Case()], limits)
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    assert report.cases[0].stdout == "thread\nrefused\n", report.cases[0]

@@ -395,3 +395,25 @@ def test_junit_finds_no_tests_is_a_failure(bwrap_sandbox: Sandbox) -> None:
     assert report.sandbox_status is SandboxStatus.OK, report.message
     [case] = report.cases
     assert case.status is CaseStatus.RUNTIME_ERROR, case
+
+
+@pytest.mark.parametrize("fatal", [False, True])
+def test_java_fatal_assertions_end_the_process_even_when_caught(
+    bwrap_sandbox: Sandbox, fatal: bool
+) -> None:
+    """``Program.fatal_assertions``: a caught ``AssertionError`` ends the JVM (a test in
+    the program's process could otherwise be called by reflection and tried until no
+    assertion failed); without it, Java's usual semantics."""
+    source = (
+        "public class Main { public static void main(String[] a) {\n"
+        '  try { assert 1 > 2; } catch (AssertionError e) { System.out.println("caught"); }\n'
+        '  System.out.println("after");\n} }\n'
+    )
+    program = Program(language="java", source=source, fatal_assertions=fatal)
+    limits = bwrap_sandbox.settings.limits.model_copy(update={"memory_mb": 512})
+    [case] = bwrap_sandbox.run(program, [Case()], limits).cases
+    if fatal:
+        assert case.status is CaseStatus.RUNTIME_ERROR and "after" not in case.stdout, case
+        assert "AssertionError" in case.stdout
+    else:
+        assert case.status is CaseStatus.OK and case.stdout == "caught\nafter\n", case
