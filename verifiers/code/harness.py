@@ -77,24 +77,24 @@ __referee_call()
 class Plan:
     """What to run: ``program`` on ``cases``; with a ``tester``, a linked run where the
     tester gets the cases and the program none (`sandbox.Sandbox.run_linked`).
-    ``completion`` is the exit status that proves an in-process test ran to its end."""
+    ``completion`` is what proves an in-process test ran to its end."""
 
     program: Program
     cases: list[Case]
     tester: Program | None = None
-    completion: int | None = None
+    completion: inprocess.Proof | None = None
 
 
-def build_plan(suite: Suite, code: str, language: str, secret: int) -> Plan:
-    """The plan for ``suite`` and the candidate's ``code``; ``secret`` (random, per run)
-    becomes the completion status of in-process tests."""
+def build_plan(suite: Suite, code: str, language: str, proof: inprocess.Proof) -> Plan:
+    """The plan for ``suite`` and the candidate's ``code``; ``proof`` (random, per item)
+    is what in-process tests show when they complete."""
     check_supported(suite, language)
     if suite.kind == "stdio":
         cases = [Case(stdin=c.stdin) for c in suite.cases]
         return Plan(Program(language=language, source=code), cases)
     if language not in assembly.LINKED_LANGUAGES:
-        program, completion = inprocess.program(language, suite.setup, code, suite.test, secret)
-        return Plan(program, [Case()], completion=completion)
+        program = inprocess.program(language, suite.setup, code, suite.test, proof)
+        return Plan(program, [inprocess.case(language, proof)], completion=proof)
     if suite.kind == "function":
         driver = _CALL_DRIVER.format(
             name=suite.fn_name, mark=RESULT_MARK, unsupported=UNSUPPORTED_MARK

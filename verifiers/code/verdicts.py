@@ -25,6 +25,7 @@ from referee.verifiers.code.comparison import (
     compare_values,
 )
 from referee.verifiers.code.harness import returned_value
+from referee.verifiers.code.inprocess import Proof
 from referee.verifiers.code.suite import Suite, TestCase
 
 STDERR_CHARS = 300
@@ -57,13 +58,13 @@ class Verdict:
 @dataclass(frozen=True)
 class Rules:
     """How outputs are judged: the comparator, tolerances, whether an APPS-style
-    ``[value]`` expected output also accepts ``value``, and the exit status that proves an
+    ``[value]`` expected output also accepts ``value``, and what proves an
     in-process test completed (None: no such test)."""
 
     compare: Comparator
     tolerance: Tolerance
     accept_wrapped_output: bool = False
-    completion: int | None = None
+    completion: Proof | None = None
 
 
 def judge(
@@ -117,12 +118,12 @@ def judge_linked(program: CaseOutcome, tester: CaseOutcome) -> Verdict:
     return Verdict(status, 0.0, time_s, diff=verdict.message, stderr=tail, flags=flags)
 
 
-def judge_in_process(outcome: CaseOutcome, completion: int) -> Verdict:
-    """A test that ran in the program's process passes only when the process ended with
-    the completion status (`verifiers.code.inprocess`): an early ``exit(0)`` does not."""
+def judge_in_process(outcome: CaseOutcome, completion: Proof) -> Verdict:
+    """A test that ran in the program's process passes only when the process showed the
+    completion proof (`verifiers.code.inprocess`): an early ``exit(0)`` does not."""
     time_s = outcome.wall_s
     tail = outcome.stderr[-STDERR_CHARS:] or None
-    if outcome.exit_code == completion and outcome.status in (
+    if completion.shown(outcome.exit_code, outcome.stdout) and outcome.status in (
         CaseStatus.OK,
         CaseStatus.RUNTIME_ERROR,
     ):

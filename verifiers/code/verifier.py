@@ -13,7 +13,6 @@ naming the field; a sandbox failure is ``error`` (never 0). The item deadline of
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -140,7 +139,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             return Outcome(0.0, details={**details, "message": "no code found in the response"})
         if not _encodable(code):
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
-        plan = build_plan(suite, code, language, secrets.randbits(32))
+        plan = build_plan(suite, code, language, inprocess.Proof.drawn())
         rules = Rules(
             params.compare,
             Tolerance(params.abs_tol, params.rel_tol),
@@ -162,6 +161,9 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         self, suite: Suite, plan: Plan, params: CodeParams, rules: Rules, details: dict[str, Any]
     ) -> Outcome:
         limits = params.limits()
+        if plan.completion is not None:
+            # a test in the program's process: a fork could try guesses against it
+            limits = limits.model_copy(update={"spawn": False})
         began = time.monotonic()
         deadline = _latest_start(limits, CHECKED_RUNS_SHARE if suite.checker else RUNS_SHARE)
         runs, compiled, cut = self._execute(plan, limits, params.early_exit, suite, rules, deadline)
