@@ -83,6 +83,10 @@ class Proof:
 class _Rules:
     build: Callable[[str, str, str, Proof], Program]
     custom_eq: re.Pattern[str] | None
+    unsafe: re.Pattern[str] | None = None
+    """Code that reaches memory or calls by address, with which a program could call
+    the test it is part of and recover from its failures (Go, Rust; C and C++ cannot be
+    kept from it, see docs/security.md)."""
 
 
 def check_language(language: str) -> None:
@@ -108,10 +112,25 @@ def case(language: str, proof: Proof) -> Case:
     return Case(stdin=f"{proof.status} {proof.nonce:016x}\n" if language == "java" else "")
 
 
-def defines_equality(language: str, code: str) -> bool:
-    """Whether ``code`` defines equality or comparison for its own types."""
+def refusal(language: str, code: str) -> tuple[str, str] | None:
+    """Why ``code`` is not run with a test in its process, as (flag, message), or None:
+    it defines equality for its own types (the test would compare through it), or it
+    uses unsafe code (it could call the test and recover from its failures)."""
     rules = _LANGUAGES.get(language)
-    return bool(rules and rules.custom_eq and rules.custom_eq.search(_strip_comments(code)))
+    if rules is None:
+        return None
+    bare = _strip_comments(code)
+    if rules.custom_eq and rules.custom_eq.search(bare):
+        return "custom_eq", (
+            "the program defines equality for its own types, through which the test "
+            "appended to it would compare; it is not run"
+        )
+    if rules.unsafe and rules.unsafe.search(bare):
+        return "unsafe_code", (
+            "the program uses unsafe code, with which it could call the test appended to "
+            "it; it is not run"
+        )
+    return None
 
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -316,7 +335,8 @@ def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
         "    let _ = out.flush();\n    let _ = out.write_all(line.as_bytes());\n"
         f"    let _ = out.flush();\n    ::std::process::exit({proof.status});\n}}\n"
     )
-    source = f"{setup}\n{code}\n{_RUST_MACROS}\n{renamed}\n{launcher}"
+    # the compiler enforces what `refusal` screens for (unsafe blocks, no_mangle, ...)
+    source = f"#![forbid(unsafe_code)]\n{setup}\n{code}\n{_RUST_MACROS}\n{renamed}\n{launcher}"
     return Program(language="rust", source=source)
 
 
@@ -329,9 +349,10 @@ _LANGUAGES: dict[str, _Rules] = {
     "java": _Rules(
         _java, re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\(")
     ),
-    "go": _Rules(_go, None),
+    "go": _Rules(_go, None, re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?"(?:unsafe|C)"')),
     "rust": _Rules(
         _rust,
         re.compile(r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd|Eq|Ord|Deref)\b|\bmacro_rules!"),
+        re.compile(r"\bunsafe\b|#\s*\[\s*(?:no_mangle|export_name|link_section)\b"),
     ),
 }

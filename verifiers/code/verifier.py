@@ -148,12 +148,10 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         )
         if plan.completion is not None:
             details["flags"] = ["in_process_tests"]
-            if inprocess.defines_equality(language, code):
-                details["flags"].append("custom_eq")
-                details["message"] = (
-                    "the program defines equality for its own types, through which the "
-                    "test appended to it would compare; it is not run"
-                )
+            refused = inprocess.refusal(language, code)
+            if refused is not None:
+                details["flags"].append(refused[0])
+                details["message"] = refused[1]
                 return Outcome(0.0, details=details)
         return self._grade(suite, plan, params, rules, details)
 

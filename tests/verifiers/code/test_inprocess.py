@@ -16,6 +16,7 @@ from referee.verifiers.code.inprocess import (
     Proof,
     case,
     program,
+    refusal,
 )
 
 TESTS = {
@@ -70,7 +71,7 @@ def test_no_name_or_string_in_the_program_holds_the_proof(language: str) -> None
     )
     literals = " ".join(re.findall(r'"(?:[^"\\\n]|\\.)*"', source))
     assert MARK in literals and f"{proof.nonce:x}"[-8:] not in literals
-    assert proof.name in source and str(proof.status) not in proof.name
+    assert proof.name in source
     if language == "java":  # Java's proof comes on stdin: no constant in a class file
         assert str(proof.nonce) not in source and f"halt({proof.status})" not in source
         assert case(language, proof).stdin.split() == [str(proof.status), f"{proof.nonce:016x}"]
@@ -133,3 +134,32 @@ def test_java_runs_with_fatal_assertions() -> None:
     again by reflection cannot have its AssertionError caught."""
     proof = Proof.drawn()
     assert program("java", "", CODE["java"], TESTS["java"], proof).fatal_assertions
+
+
+REFUSALS = [
+    # (language, code, flag or None)
+    ("go", 'package main\nimport "unsafe"\nfunc add(a, b int) int { return a + b }', "unsafe_code"),
+    ("go", 'package main\nimport (\n\t"fmt"\n\tu "unsafe"\n)\n', "unsafe_code"),
+    ("go", 'package main\n// #include <stdlib.h>\nimport "C"\n', "unsafe_code"),
+    ("go", 'package main\nimport "fmt"\nfunc f() { fmt.Println("unsafe", "C") }', None),
+    ("go", 'package main\nimport (\n\t"fmt"\n)\nvar s = "unsafe"\n', None),
+    ("rust", "fn add(a: i32, b: i32) -> i32 { unsafe { std::ptr::read(&a) + b } }", "unsafe_code"),
+    ("rust", '#[no_mangle]\npub extern "C" fn add(a: i32, b: i32) -> i32 { a + b }', "unsafe_code"),
+    ("rust", "fn is_unsafe_sum(a: i32) -> i32 { a } // unsafe in a comment", None),
+    ("rust", "impl PartialEq for S { fn eq(&self, _: &S) -> bool { true } }", "custom_eq"),
+    ("c", "int add(int a, int b) { return *(&a) + b; }", None),
+]
+
+
+@pytest.mark.parametrize(("language", "code", "flag"), REFUSALS)
+def test_programs_that_could_reach_the_test_are_not_run(
+    language: str, code: str, flag: str | None
+) -> None:
+    """Go and Rust programs with unsafe code could call the test by its address and
+    recover from its panics (the corpus's ``unsafe_caller.go`` scored 1.0 so): refused,
+    flagged ``unsafe_code``; Rust's compiler also enforces it (``forbid(unsafe_code)``)."""
+    refused = refusal(language, code)
+    assert (refused[0] if refused else None) == flag, refused
+    if language == "rust":
+        built = program(language, "", code, TESTS["rust"], Proof.drawn())
+        assert built.source.startswith("#![forbid(unsafe_code)]\n")
