@@ -13,7 +13,9 @@ result and verdict lines, reading the tests from disk, stdin, environment, argv,
 monkeypatched builtins and ``assert`` modules, redefined or disabled assertions, a
 replaced ``__assert_fail``, a SIGILL handler skipping trapped assertions, equality
 operators and ``equals`` overrides, shadowing macros, overridden shell builtins, traps,
-and sleeping past the limit.
+sleeping past the limit, and the test used as an oracle: a fork (or another JVM, or a
+copy of the binary) per guess, a call to the test's ``main`` by reflection (Java) or by
+its address (Go ``unsafe``), and the proof read from the renamed test's name.
 """
 
 from __future__ import annotations
