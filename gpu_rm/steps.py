@@ -7,7 +7,9 @@ through the chat template as the assistant's turn. The scored token of a step is
 holding the last character of its tag (of the step itself when there is no tag), found
 through the tokenizer's character offsets, so a tag that merges with its neighbours is
 still read where it ends, never shifted. Steps whose ends fall in one token cannot be told
-apart and the item is rejected (``steps_merge``) rather than scored at a wrong place.
+apart: the model reads one score there, so they are one step (``details.steps_merged``
+counts the steps absorbed), never scored at a wrong place. Refusing them instead made an
+``invalid`` a policy could buy with short steps under an untagged model.
 """
 
 from __future__ import annotations
@@ -43,10 +45,10 @@ class StepEncoder:
         self, prompt: list[Turn], response: str, separator: str, truncation: Truncation
     ) -> Encoded:
         """Encode one item; `Unearned` for a response without a step, with more than
-        `MAX_STEPS` steps, or too long to read (`ChatEncoder.truncate`); `Rejected` for
-        merged step ends or a prompt too long (special tokens in the response are read as
-        text: `ChatEncoder.admit`; a written step tag adds no step); `ModelMisconfigured`
-        when the model cannot read steps."""
+        `MAX_STEPS` steps, or too long to read (`ChatEncoder.truncate`); `Rejected` for a
+        prompt too long (special tokens in the response are read as text:
+        `ChatEncoder.admit`; a written step tag adds no step); `ModelMisconfigured` when
+        the model cannot read steps. Steps ending in one token are scored as one."""
         if self.head == "lm" and self.verdict is None:
             raise ModelMisconfigured(
                 "steps.positive_tokens / steps.negative_tokens: no single token of this "
@@ -70,11 +72,11 @@ class StepEncoder:
                 "located in it"
             )
         ids, spans = self.chat.tokenize(rendered, spans=True)
-        offsets = _tokens_at(spans, _step_ends(start, steps, self.spec))
-        if len(set(offsets)) != len(offsets):
-            raise Rejected("steps_merge", "response: two steps end inside one token "
-                           "(configure a step tag for this model)")  # fmt: skip
-        details = {**self.chat.describe(ids), "steps": len(steps)}
+        ends = _tokens_at(spans, _step_ends(start, steps, self.spec))
+        offsets = tuple(dict.fromkeys(ends))  # ends only grow: equal ones are neighbours
+        details = {**self.chat.describe(ids), "steps": len(offsets)}
+        if len(offsets) < len(ends):
+            details["steps_merged"] = len(ends) - len(offsets)
         admitted.report(details)
         share_key = self.chat.render(prompt) if prompt else ""
         ids, offsets = self.chat.truncate(ids, truncation, details, offsets, share_key)

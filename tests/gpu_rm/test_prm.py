@@ -9,6 +9,7 @@ import asyncio
 import math
 from collections.abc import Iterator
 from functools import cache
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,8 @@ def registry(lm_dirs: dict[str, Path]) -> Iterator[ModelRegistry]:
                           dtype="bfloat16", steps=SHEPHERD),
         "untagged": ModelSpec(path=str(lm_dirs["llama"]), head="lm", device="cpu",
                               dtype="float32"),
+        "unjoined": ModelSpec(path=str(lm_dirs["llama"]), head="lm", device="cpu",
+                              dtype="float32", steps=StepSpec(joiner="")),
         "two_token_verdict": ModelSpec(path=str(lm_dirs["llama"]), head="lm", device="cpu",
                                        steps=StepSpec(positive_tokens=["ки"])),
         "sequence": ModelSpec(path=str(lm_dirs["llama"]), device="cpu"),
@@ -192,10 +195,10 @@ def test_a_response_cannot_add_steps_with_the_models_tag(registry: ModelRegistry
     assert results[0].details["flags"] == ["special_token"]
 
 
-def test_steps_ending_in_one_token_are_refused_not_shifted() -> None:
+def test_steps_ending_in_one_token_are_read_there_not_shifted() -> None:
     spans = [(0, 4), (4, 9), (9, 12)]
     assert _tokens_at(spans, [3, 8, 11]) == (0, 1, 2)
-    assert _tokens_at(spans, [5, 8]) == (1, 1)  # the encoder turns this into steps_merge
+    assert _tokens_at(spans, [5, 8]) == (1, 1)  # the encoder scores these as one step
     assert _tokens_at([(0, 2), (3, 5)], [2]) == (0,)  # a gap is read before it
     with pytest.raises(Rejected):
         _tokens_at([(0, 0), (5, 9)], [2])
@@ -223,3 +226,33 @@ def test_generative_and_process_items_share_a_models_batches(registry: ModelRegi
 def test_verdict_token_lists_are_capped_to_what_the_kernel_reads() -> None:
     with pytest.raises(ValueError, match="score_tokens"):
         ModelSpec(path="/m", head="lm", judge={"score_tokens": {str(n): n for n in range(65)}})
+
+
+def test_steps_ending_in_one_token_are_scored_as_one_step(
+    registry: ModelRegistry, lm_dirs: dict[str, Path]
+) -> None:
+    """Under a model without a step tag (here joining steps with nothing), short steps
+    can end inside one token. That was ``invalid`` (``steps_merge``), a status a policy
+    could buy with such steps; the model reads one score there, so they are one step:
+    the reward is that of the same text written as one step, and
+    ``details.steps_merged`` says how many were absorbed."""
+    first, second = next(pair for pair in product(DIGITS, DIGITS) if _one_token(lm_dirs, *pair))
+    split = item(f"{STEPS[0]} {first}|{second}", model="unjoined", step_separator="|")
+    whole = item(f"{STEPS[0]} {first}{second}", model="unjoined", step_separator="|")
+    results = ProcessRMVerifier(registry).score([split, whole])
+    assert codes(results) == [(Status.OK, None)] * 2
+    assert (results[0].details["steps"], results[0].details["steps_merged"]) == (1, 1)
+    assert "steps_merged" not in results[1].details
+    assert results[0].reward == pytest.approx(results[1].reward, abs=1e-6)
+
+
+DIGITS = tuple("0123456789")
+
+
+def _one_token(lm_dirs: dict[str, Path], first: str, second: str) -> bool:
+    """Whether ``first`` and ``second``, written together after the first step's text,
+    share a token."""
+    text = f"{STEPS[0]} {first}{second}"
+    spans = tokenizer(lm_dirs["llama"])(text, return_offsets_mapping=True)["offset_mapping"]
+    holding = [n for n, (a, b) in enumerate(spans) if a <= len(text) - 2 < b]
+    return bool(holding) and spans[holding[0]][1] == len(text)
