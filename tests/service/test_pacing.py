@@ -22,7 +22,7 @@ from referee.verifiers.engines import EngineSettings
 from tests.verifiers.code.conftest import code_item, fenced
 from tests.verifiers.code.test_verilog import SLOW_TO_BUILD, TESTBENCH
 
-ITEM_TIMEOUT_S = 3.0
+ITEM_TIMEOUT_S = 4.0  # margins that hold on a 2-core machine under the full suite
 CASES = {"inputs": [f"{i}\n" for i in range(12)], "outputs": [f"{i}\n" for i in range(12)]}
 HANGS_ON_HANG = """import sys
 inp, exp, act = (open(p).read() for p in sys.argv[1:4])
