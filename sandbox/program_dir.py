@@ -28,11 +28,17 @@ class ProgramDir:
     """
 
     def __init__(
-        self, root: Path | None, files: dict[str, str], owner: HostIdentity | None = None
+        self,
+        root: Path | None,
+        files: dict[str, str],
+        owner: HostIdentity | None = None,
+        seed: Path | None = None,
     ) -> None:
+        """``seed``: a directory whose tree is copied in first (a cached build)."""
         self._root = root
         self._files = files
         self._owner = owner
+        self._seed = seed
         self._path: Path | None = None
         self._lock = threading.Lock()
 
@@ -49,14 +55,26 @@ class ProgramDir:
                     _require_traversable(Path(self._root or tempfile.gettempdir()))
                 path = Path(tempfile.mkdtemp(prefix=leftovers.box_prefix(), dir=self._root))
                 self._path = path
+                if self._seed is not None:
+                    self._copy_seed(path, self._seed)
                 for name, text in self._files.items():
                     (path / name).write_text(text, encoding="utf-8")
                     self._own(path / name)
                 self._own(path)
             return self._path
 
-    def _own(self, path: Path) -> None:
-        path.chmod(0o700 if path.is_dir() else 0o600)
+    def _copy_seed(self, path: Path, seed: Path) -> None:
+        """The seed's tree, owned like the rest; executables stay executable."""
+        shutil.copytree(seed, path, symlinks=True, dirs_exist_ok=True)
+        for folder, dirs, names in os.walk(path):
+            for name in [*dirs, *names]:
+                entry = Path(folder, name)
+                if entry.is_symlink():
+                    continue
+                self._own(entry, executable=bool(entry.stat().st_mode & stat.S_IXUSR))
+
+    def _own(self, path: Path, executable: bool = False) -> None:
+        path.chmod(0o700 if path.is_dir() or executable else 0o600)
         if self._owner is not None:
             os.chown(path, self._owner.uid, self._owner.gid)
 

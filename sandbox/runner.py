@@ -25,8 +25,9 @@ from typing import TypeVar
 
 from referee.sandbox import backends, languages, leftovers, toolchains
 from referee.sandbox.backends.base import Backend, Channel, Command
+from referee.sandbox.builds import BuildCache
 from referee.sandbox.classification import outcome
-from referee.sandbox.identity import IdentityPool
+from referee.sandbox.identity import HostIdentity, IdentityPool
 from referee.sandbox.paths import MAX_FILES, plain_name, relative_path
 from referee.sandbox.program_dir import ProgramDir
 from referee.sandbox.pyfast.host import ForkServer
@@ -70,6 +71,11 @@ class Sandbox:
         self._fast_peer: ForkServer | None = None  # linked runs' peers: a uid of their own
         self._lock = threading.Lock()
         self._problem: tuple[float, str | None] | None = None
+        self.builds = BuildCache(
+            self.settings.work_root,
+            self.settings.build_cache_entries,
+            self.settings.build_cache_mb << 20,
+        )
         self.fast_path_fallbacks = 0
         """Python cases the fast path could not run, re-run in a bwrap of their own."""
         # A process killed mid-run (a preempted worker, say) could not clean up after
@@ -97,6 +103,7 @@ class Sandbox:
         for server in servers:
             if server is not None:
                 server.close()
+        self.builds.close()
 
     def problem(self) -> str | None:
         """Why the backend cannot run anything on this host (`backends.unusable`), or None.
@@ -162,13 +169,18 @@ class Sandbox:
             report.message = unavailable
             return report
         identity = self.identities.acquire()
-        box = ProgramDir(self.settings.work_root, files, identity)
+        key = self._build_key(lang, files, program, limits)
+        box, report.compile = self._cached_build(key, identity)
+        box = box or ProgramDir(self.settings.work_root, files, identity)
         try:
             binds = _binds(lang, self.identities.active, self.settings.runtime_dir)
-            report.compile = self._compile(lang, list(files), box, binds, program, limits)
-            if report.compile.status is CompileStatus.OK:
-                box.sanitize()
-                box.drop(list(files))
+            if report.compile is None:
+                report.compile = self._compile(lang, list(files), box, binds, program, limits)
+                if report.compile.status is CompileStatus.OK:
+                    box.sanitize()
+                    box.drop(list(files))
+                    if key is not None:
+                        self.builds.put(key, box.path(), report.compile.output)
             if report.compile.status is CompileStatus.OK or lang.compile is None:
                 report.cases = self._cases(
                     lang, list(files), box, binds, program, cases, limits, (deadline, end_by)
@@ -392,6 +404,32 @@ class Sandbox:
                 return full(case, _within(mine, end_by))
 
         return self._started_by(deadline, one, cases)
+
+    @staticmethod
+    def _build_key(
+        lang: languages.Language, files: dict[str, str], program: Program, limits: Limits
+    ) -> str | None:
+        """The `BuildCache` key of ``program`` (None: nothing to compile)."""
+        if lang.compile is None:
+            return None
+        argv = lang.argv(lang.compile, list(files), limits.compile_memory_mb)
+        return BuildCache.key(argv, files, program.build_flags)
+
+    def _cached_build(
+        self, key: str | None, identity: HostIdentity | None
+    ) -> tuple[ProgramDir | None, CompileOutcome | None]:
+        """A program directory holding the cached build of ``key``, with its compile
+        outcome; (None, None) on a miss, or when the build was evicted while copied."""
+        build = self.builds.get(key) if key is not None else None
+        if build is None:
+            return None, None
+        box = ProgramDir(self.settings.work_root, {}, identity, seed=build.directory)
+        try:
+            box.path()
+        except OSError:
+            box.remove()
+            return None, None
+        return box, CompileOutcome(status=CompileStatus.OK, output=build.output, cached=True)
 
     def _confines_spawning(self) -> bool:
         """Whether ``Limits.spawn`` False is enforced here; the process backend isolates

@@ -43,5 +43,9 @@ class SandboxSettings(BaseSettings):
     """A read-only directory of extra packages (numpy, lodash, jars...) built by
     ``scripts/build-runtime.sh``, shown to every sandboxed program at ``/opt/runtime``
     (`languages.RUNTIME_MOUNT`). None: programs see the host's system packages only."""
+    build_cache_entries: int = Field(default=256, ge=0, le=65536)
+    build_cache_mb: int = Field(default=1024, ge=0, le=1 << 20)
+    """Compiled programs kept for the next run of the same source (`sandbox.builds`);
+    0 in either turns the cache off."""
     docker_image: str = "referee-sandbox:latest"
     docker_timeout_s: float = 30.0

@@ -125,11 +125,14 @@ class CaseOutcome(BaseModel):
 
 
 class CompileOutcome(BaseModel):
-    """The compile step. ``output`` is the compiler's stderr and stdout (capped)."""
+    """The compile step. ``output`` is the compiler's stderr and stdout (capped).
+    ``cached``: the build of an earlier run of the same program was reused
+    (`sandbox.builds`); ``wall_s`` is then 0."""
 
     status: CompileStatus
     output: str = ""
     wall_s: float = 0.0
+    cached: bool = False
 
 
 class RunReport(BaseModel):

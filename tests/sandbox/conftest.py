@@ -91,8 +91,11 @@ def work_root() -> Iterator[Path]:
 
 
 def boxes() -> set[str]:
+    """Program directories under the work root; a sandbox's build cache (`sandbox.builds`)
+    lives as long as its sandbox, like the fast-path server, and is not one."""
     root = os.environ.get("REFEREE_SANDBOX_WORK_ROOT")
-    return {p.name for p in Path(root).glob("referee-box-*")} if root else set()
+    found = {p.name for p in Path(root).glob("referee-box-*")} if root else set()
+    return {name for name in found if "-builds-" not in name}
 
 
 _RESIDENT: list[Sandbox] = []
