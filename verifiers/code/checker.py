@@ -65,6 +65,9 @@ class _Failed:
 #: Of the checker's time under ``end_by``, what the first pass may take; the rest places
 #: the failures of the first (the soundness runs).
 FIRST_PASS_SHARE = 0.7
+#: Reading the expected output in under this share of the time the candidate's output
+#: took is evidence that the output, not the checker, is slow.
+SLOWED_RATIO = 0.5
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,8 @@ class Checker:
         ends by then, so that output on which the checker never ends fails its cases
         instead of timing the item out. Cases left unjudged when time runs out score 0,
         flagged ``time_budget``, when the candidate's output is shown to have kept the
-        checker busy (a run out of time on it, the expected output read in less time);
+        checker busy (a run out of time on it, the expected output read in less time; or
+        the slowest run's expected output read in under half its time, `_slowed`);
         otherwise (a checker merely slow) the item is a timeout (`ItemTimeout`), as is a
         soundness run cut short: a right program is never scored 0 for the checker's
         slowness. (The last runs started before time runs out are cut to the time left,
@@ -101,12 +105,14 @@ class Checker:
         first_end = None
         if end_by is not None:
             first_end = time.monotonic() + FIRST_PASS_SHARE * (end_by - time.monotonic())
-        read = [self._score(run) for run in self._run(cases, first_end)]
+        runs = self._run(cases, first_end)
+        read = [self._score(run) for run in runs]
         failed = [(i, result) for i, result in enumerate(read) if isinstance(result, _Failed)]
         self._place([cases[i] for i, _ in failed], failed, end_by)
         checked = [_checked(result) for result in read]
         if len(read) < len(cases):
-            if not any(result.timed_out for _, result in failed):
+            busy = any(result.timed_out for _, result in failed)
+            if not busy and not self._slowed(cases, runs, end_by):
                 raise ItemTimeout("the item's time ran out before the checker judged every case")
             why = "not judged: the candidate's output kept the checker busy past its time"
             checked += [Checked(0.0, why, "time_budget")] * (len(cases) - len(read))
@@ -137,6 +143,21 @@ class Checker:
                 raise ItemTimeout("the item's time ran out before the checker judged every case")
         if len(again) < len(cases):
             raise ItemTimeout("the item's time ran out while the checker was checked")
+
+    def _slowed(
+        self, cases: Sequence[Judged], runs: Sequence[CaseOutcome], end_by: float | None
+    ) -> bool:
+        """Whether the candidate's output is what kept the checker slow, when no run of
+        the first pass ran out of time (the last one started finished just in time): the
+        checker reads the expected output of the slowest case in under `SLOWED_RATIO` of
+        the time it took on the candidate's."""
+        if not runs:
+            return False
+        slowest = max(range(len(runs)), key=lambda i: runs[i].wall_s)
+        again = self._run([_sound(cases[slowest])], end_by)
+        if not again or isinstance(self._score(again[0]), _Failed):
+            return False
+        return again[0].wall_s < SLOWED_RATIO * runs[slowest].wall_s
 
     def _run(self, cases: Sequence[Judged], end_by: float | None) -> list[CaseOutcome]:
         """The checker's runs, one per case started by ``end_by``."""

@@ -13,8 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from referee.sandbox import CaseOutcome, CaseStatus, Limits, Sandbox, SandboxSettings
 from referee.verifiers import Item, Registry, Result, Status, score_items
 from referee.verifiers.base import item_timeout_s
+from referee.verifiers.code.checker import Checker, Judged
 from tests.verifiers.code.conftest import code_item, fenced
 
 SUITE = {"inputs": [f"{i}\n" for i in range(12)], "outputs": [f"{i}\n" for i in range(12)]}
@@ -184,3 +186,20 @@ def test_a_slow_checker_never_scores_a_right_program_0(registry: Registry) -> No
 def test_a_right_program_is_judged_within_the_pace(registry: Registry) -> None:
     [result] = score_items([checked_item("print(input().split()[0])")], registry)
     assert (result.status, result.reward) == (Status.OK, 1.0), result
+
+
+def test_a_checker_slowed_by_the_output_is_told_from_a_slow_checker() -> None:
+    """When no run of the first pass ran out of time (the last one started finished just
+    in time, a matter of timing on a loaded machine), the slowest case is read again with
+    the expected output: read in under half the time, the output was what was slow (its
+    unjudged cases score 0); read as slowly, the checker is slow (a timeout)."""
+    with Sandbox(SandboxSettings()) as sandbox:
+        checker = Checker(sandbox, HANGS_ON_HANG, "python3", Limits(wall_s=5, cpu_s=5))
+        case = Judged("0 0\n", "0\n", "slow\n")
+        quick = checker._run([Judged("0 0\n", "0\n", "0\n")], None)[0].wall_s
+        slow = CaseOutcome(status=CaseStatus.OK, stdout="0.0\n", wall_s=quick + 3.0)
+        # a checker that sleeps 1 s on every case, whatever it reads
+        slow_anyway = Judged("0 1.0\n", "0\n", "slow\n")
+        as_slow = CaseOutcome(status=CaseStatus.OK, stdout="0.0\n", wall_s=1.2)
+        assert checker._slowed([case], [slow], None)
+        assert not checker._slowed([slow_anyway], [as_slow], None)
