@@ -51,6 +51,7 @@ class BuildCache:
         self._entries: OrderedDict[str, Build] = OrderedDict()
         self._bytes = 0
         self._home: Path | None = None
+        self._closed = False
         self._lock = threading.Lock()
 
     @staticmethod
@@ -70,11 +71,11 @@ class BuildCache:
         """Keep a copy of what ``box`` holds now (a compile's files, sources dropped)."""
         if not self._max_entries:
             return
-        size = sum(p.stat().st_size for p in box.rglob("*") if p.is_file() and not p.is_symlink())
+        size = _size(box)
         if size > self._max_bytes // 4:  # one build never pushes out most of the others
             return
         with self._lock:
-            if key in self._entries:
+            if key in self._entries or self._closed:
                 return
             home = self._ensure_home()
         directory = Path(tempfile.mkdtemp(dir=home))
@@ -84,7 +85,7 @@ class BuildCache:
             shutil.rmtree(directory, ignore_errors=True)
             return
         with self._lock:
-            if key in self._entries:
+            if key in self._entries or self._closed:
                 shutil.rmtree(directory, ignore_errors=True)
                 return
             self._entries[key] = Build(directory, output, size)
@@ -94,6 +95,7 @@ class BuildCache:
     def close(self) -> None:
         with self._lock:
             home, self._home = self._home, None
+            self._closed = True
             self._entries.clear()
             self._bytes = 0
         if home is not None:
@@ -113,3 +115,13 @@ class BuildCache:
             _, build = self._entries.popitem(last=False)
             self._bytes -= build.size
             shutil.rmtree(build.directory, ignore_errors=True)
+
+
+def _size(box: Path) -> int:
+    """Bytes of the regular files under ``box`` (symlinks not followed)."""
+    return sum(
+        Path(folder, name).lstat().st_size
+        for folder, _, names in os.walk(box)
+        for name in names
+        if not Path(folder, name).is_symlink()
+    )

@@ -170,7 +170,7 @@ class Sandbox:
             return report
         identity = self.identities.acquire()
         key = self._build_key(lang, files, program, limits)
-        box, report.compile = self._cached_build(key, identity)
+        box, report.compile = self._cached_build(key, identity, limits)
         box = box or ProgramDir(self.settings.work_root, files, identity)
         try:
             binds = _binds(lang, self.identities.active, self.settings.runtime_dir)
@@ -409,19 +409,21 @@ class Sandbox:
     def _build_key(
         lang: languages.Language, files: dict[str, str], program: Program, limits: Limits
     ) -> str | None:
-        """The `BuildCache` key of ``program`` (None: nothing to compile)."""
-        if lang.compile is None:
+        """The `BuildCache` key of ``program`` (None: nothing to compile, or a build
+        not to keep)."""
+        if lang.compile is None or not program.keep_build:
             return None
         argv = lang.argv(lang.compile, list(files), limits.compile_memory_mb)
         return BuildCache.key(argv, files, program.build_flags)
 
     def _cached_build(
-        self, key: str | None, identity: HostIdentity | None
+        self, key: str | None, identity: HostIdentity | None, limits: Limits
     ) -> tuple[ProgramDir | None, CompileOutcome | None]:
         """A program directory holding the cached build of ``key``, with its compile
-        outcome; (None, None) on a miss, or when the build was evicted while copied."""
+        outcome; (None, None) on a miss, when the build was evicted while copied, or
+        when it is over this run's disk quota (the compile says so)."""
         build = self.builds.get(key) if key is not None else None
-        if build is None:
+        if build is None or build.size > limits.disk_mb << 20:
             return None, None
         box = ProgramDir(self.settings.work_root, {}, identity, seed=build.directory)
         try:

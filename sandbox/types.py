@@ -76,7 +76,8 @@ class Program(BaseModel):
     names, no directories). ``build_flags`` are appended to the compiler's argv.
     ``fatal_assertions``: a failed assertion ends the process at once, even where the
     program would catch it (for tests run in the program's own process; see
-    `languages.Language.fatal_assertions`)."""
+    `languages.Language.fatal_assertions`). ``keep_build`` False: the build is for this
+    run only (a program carrying a per-run secret), never kept in the build cache."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -85,6 +86,7 @@ class Program(BaseModel):
     files: dict[str, str] = Field(default_factory=dict)
     build_flags: list[str] = Field(default_factory=list)
     fatal_assertions: bool = False
+    keep_build: bool = True
 
 
 class Case(BaseModel):

@@ -108,3 +108,39 @@ def test_a_cache_of_no_entries_keeps_nothing(tmp_path: Path) -> None:
     (tmp_path / "main").write_bytes(b"x")
     cache.put("a", tmp_path, "")
     assert cache.get("a") is None
+
+
+def test_a_build_for_one_run_only_is_never_kept(sandbox: Sandbox) -> None:
+    """Programs carrying a per-run secret (in-process tests' proofs) would only churn
+    the cache."""
+    program = Program(language="cpp", source=PRODUCT, keep_build=False)
+    reports = [sandbox.run(program, CASES) for _ in range(2)]
+    assert [r.compile.cached for r in reports if r.compile] == [False, False]
+
+
+def test_a_cached_build_over_this_runs_disk_quota_is_not_used(sandbox: Sandbox) -> None:
+    """The compile checks a build against the run's disk quota; a build kept under a
+    larger quota is compiled again, and refused, under a smaller one."""
+    big = (
+        "#include <cstdio>\nchar ballast[3 << 20] = {1};\nint main(){long a,b;"
+        'scanf("%ld %ld",&a,&b);printf("%ld\\n",a*b+ballast[1]);}'
+    )
+    program = Program(language="cpp", source=big)
+    roomy = sandbox.settings.limits.model_copy(update={"disk_mb": 64})
+    tight = sandbox.settings.limits.model_copy(update={"disk_mb": 1})
+    first = sandbox.run(program, CASES, roomy)
+    second = sandbox.run(program, CASES, tight)
+    assert first.compile is not None and first.compile.status is CompileStatus.OK
+    assert second.compile is not None and not second.compile.cached
+    assert second.compile.status is CompileStatus.ERROR
+
+
+def test_nothing_is_kept_after_close(tmp_path: Path) -> None:
+    cache = BuildCache(tmp_path / "root", max_entries=4, max_bytes=1 << 20)
+    (tmp_path / "root").mkdir()
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "main").write_bytes(b"x")
+    cache.close()
+    cache.put("a", box, "")
+    assert cache.get("a") is None and list((tmp_path / "root").iterdir()) == []

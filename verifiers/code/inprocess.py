@@ -226,7 +226,7 @@ def _c_family(cpp: bool) -> Callable[[str, str, str, Proof], Program]:
             f"    fflush(stdout);\n"
             f"    _exit({proof.status});\n}}\n"
         )
-        return Program(language="cpp" if cpp else "c", source=source)
+        return Program(language="cpp" if cpp else "c", source=source, keep_build=False)
 
     return build
 
@@ -285,6 +285,7 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
         language="java",
         source=f"{setup}\n{code}\n{renamed}\n{launcher}",
         fatal_assertions=True,
+        keep_build=False,  # the renamed test carries this run's label
     )
 
 
@@ -310,7 +311,10 @@ def _go(setup: str, code: str, test: str, proof: Proof) -> Program:
         f"    os.Stdout.Write(line)\n    os.Exit({proof.status})\n}}\n"
     )
     return Program(
-        language="go", source=f"{setup}\n{code}\n{renamed}\n", files={"zz_referee.go": launcher}
+        language="go",
+        source=f"{setup}\n{code}\n{renamed}\n",
+        files={"zz_referee.go": launcher},
+        keep_build=False,
     )
 
 
@@ -321,6 +325,10 @@ _RUST_MACROS = "\n".join(
     f"#[allow(unused_macros)]\nmacro_rules! {name} {{ ($($t:tt)*) => {{ std::{name}!($($t)*) }} }}"
     for name in ("assert", "assert_eq", "assert_ne", "debug_assert", "panic", "vec", "format")
 )
+
+
+_RUST_UNSAFE = re.compile(r"\bunsafe\b|#\s*\[\s*(?:no_mangle|export_name|link_section)\b")
+_RUST_FORBID = "#![forbid(unsafe_code)]\n"
 
 
 def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
@@ -335,9 +343,11 @@ def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
         "    let _ = out.flush();\n    let _ = out.write_all(line.as_bytes());\n"
         f"    let _ = out.flush();\n    ::std::process::exit({proof.status});\n}}\n"
     )
-    # the compiler enforces what `refusal` screens for (unsafe blocks, no_mangle, ...)
-    source = f"#![forbid(unsafe_code)]\n{setup}\n{code}\n{_RUST_MACROS}\n{renamed}\n{launcher}"
-    return Program(language="rust", source=source)
+    # The compiler enforces what `refusal` screens the program for (unsafe blocks,
+    # no_mangle...), unless the reference's own code needs unsafe: then the screen alone.
+    forbid = "" if _RUST_UNSAFE.search(_strip_comments(setup + test)) else _RUST_FORBID
+    source = f"{forbid}{setup}\n{code}\n{_RUST_MACROS}\n{renamed}\n{launcher}"
+    return Program(language="rust", source=source, keep_build=False)
 
 
 _LANGUAGES: dict[str, _Rules] = {
@@ -353,6 +363,6 @@ _LANGUAGES: dict[str, _Rules] = {
     "rust": _Rules(
         _rust,
         re.compile(r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd|Eq|Ord|Deref)\b|\bmacro_rules!"),
-        re.compile(r"\bunsafe\b|#\s*\[\s*(?:no_mangle|export_name|link_section)\b"),
+        _RUST_UNSAFE,
     ),
 }

@@ -163,3 +163,18 @@ def test_programs_that_could_reach_the_test_are_not_run(
     if language == "rust":
         built = program(language, "", code, TESTS["rust"], Proof.drawn())
         assert built.source.startswith("#![forbid(unsafe_code)]\n")
+
+
+@pytest.mark.slow
+def test_a_rust_reference_that_needs_unsafe_still_runs() -> None:
+    """The crate is built with ``forbid(unsafe_code)`` only when the reference's own
+    code has none: otherwise every program would fail to build, a reference's need
+    disguised as each program's 0 (the program is still screened, `refusal`)."""
+    setup = "fn peek(x: &i32) -> i32 { unsafe { std::ptr::read(x) } }\n"
+    test = "fn main() {\n    assert_eq!(add(peek(&2), 3), 5);\n}\n"
+    proof = Proof.drawn()
+    built = program("rust", setup, CODE["rust"], test, proof)
+    assert not built.source.startswith("#![forbid")
+    with Sandbox(SandboxSettings()) as sandbox:
+        [run] = sandbox.run(built, [Case()]).cases
+    assert proof.shown(run.exit_code, run.stdout), run
