@@ -9,6 +9,10 @@ library fall back to ``clone`` for threads (its flags cannot be inspected by sec
 sit behind a pointer). System calls of another architecture's ABI (x32, i386) fail with
 ``EPERM`` too, so the same calls cannot come in under other numbers.
 
+Nor can the program install a filter of its own (``seccomp``, ``prctl(PR_SET_SECCOMP)``:
+``EPERM``): one that traps ``exit_group`` would let it see the raw system call with which
+a failed assertion ends the process (`verifiers.code.native`) and carry on.
+
 The filter is classic BPF over ``struct seccomp_data`` (``nr`` at offset 0, ``arch`` at 4,
 the first argument's low 32 bits at 16 on little-endian hosts), built here rather than
 through libseccomp, which would be one more native dependency for fifteen instructions.
@@ -31,6 +35,7 @@ _ERRNO = 0x00050000
 _EPERM = 1
 _ENOSYS = 38
 _CLONE_THREAD = 0x00010000
+_PR_SET_SECCOMP = 22
 _X32_BIT = 0x40000000
 
 
@@ -39,14 +44,18 @@ class _Abi:
     audit_arch: int
     clone: int
     clone3: int
+    seccomp: int
+    prctl: int
     forks: tuple[int, ...]
     """``fork`` and ``vfork`` where the ABI has them."""
     x32: bool
 
 
 _ABIS = {
-    "x86_64": _Abi(0xC000003E, clone=56, clone3=435, forks=(57, 58), x32=True),
-    "aarch64": _Abi(0xC00000B7, clone=220, clone3=435, forks=(), x32=False),
+    "x86_64": _Abi(
+        0xC000003E, clone=56, clone3=435, seccomp=317, prctl=157, forks=(57, 58), x32=True
+    ),
+    "aarch64": _Abi(0xC00000B7, clone=220, clone3=435, seccomp=277, prctl=167, forks=(), x32=False),
 }
 
 
@@ -78,6 +87,13 @@ def _program(abi: _Abi) -> list[tuple[int, int, int, int]]:
     if abi.x32:
         ops.append((_JGE_K, _X32_BIT, "deny", None))
     ops += [(_JEQ_K, nr, "deny", None) for nr in abi.forks]
+    ops += [
+        (_JEQ_K, abi.seccomp, "deny", None),
+        (_JEQ_K, abi.prctl, None, "not_prctl"),
+        (_LD_W_ABS, 16, None, None),  # prctl's option
+        (_JEQ_K, _PR_SET_SECCOMP, "deny", "allow"),
+        "not_prctl",
+    ]
     ops += [
         (_JEQ_K, abi.clone3, "nosys", None),
         (_JEQ_K, abi.clone, None, "allow"),

@@ -371,3 +371,39 @@ def test_java_kept_from_spawning_runs_threads_but_no_process(bwrap_sandbox: Sand
     report = bwrap_sandbox.run(Program(language="java", source=source), [Case()], limits)
     assert report.sandbox_status is SandboxStatus.OK, report.message
     assert report.cases[0].stdout == "thread\nrefused\n", report.cases[0]
+
+
+_FILTERS = r"""
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void) {
+    int named = prctl(PR_SET_NAME, "renamed", 0, 0, 0);
+    printf("name %s\n", named == 0 ? "ok" : strerror(errno));
+    long raw = syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, 0);
+    printf("seccomp %s\n", raw == 0 ? "ESCAPED" : strerror(errno));
+    int set = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+    printf("prctl %s\n", set == 0 ? "ESCAPED" : strerror(errno));
+    return 0;
+}
+"""
+
+
+def test_a_program_kept_from_spawning_cannot_filter_its_own_calls(
+    bwrap_sandbox: Sandbox,
+) -> None:
+    """A filter of its own that trapped ``exit_group`` would let a program see the raw
+    call with which a failed in-process assertion ends it (`verifiers.code.native`), and
+    carry on: ``seccomp`` and ``prctl(PR_SET_SECCOMP)`` fail with EPERM; other prctl
+    options work. (Strict mode is asked for: had it worked, the next write would kill
+    the program, and its output would say so.)"""
+    limits = bwrap_sandbox.settings.limits.model_copy(update={"spawn": False})
+    report = bwrap_sandbox.run(Program(language="c", source=_FILTERS), [Case()], limits)
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    [case] = report.cases
+    denied = "Operation not permitted"
+    assert case.stdout.splitlines() == ["name ok", f"seccomp {denied}", f"prctl {denied}"], case
