@@ -428,7 +428,8 @@ class Sandbox:
         box = ProgramDir(self.settings.work_root, {}, identity, seed=build.directory)
         try:
             box.path()
-        except OSError:
+        except (OSError, SandboxFailure):
+            # evicted while copied, or the work root unusable: the plain path reports that
             box.remove()
             return None, None
         return box, CompileOutcome(status=CompileStatus.OK, output=build.output, cached=True)

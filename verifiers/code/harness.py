@@ -22,6 +22,7 @@ from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.boundary import assembly
+from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
 
 RESULT_MARK = "@@referee-result@@ "
@@ -82,10 +83,10 @@ class Plan:
     program: Program
     cases: list[Case]
     tester: Program | None = None
-    completion: inprocess.Proof | None = None
+    completion: Proof | None = None
 
 
-def build_plan(suite: Suite, code: str, language: str, proof: inprocess.Proof) -> Plan:
+def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
     """The plan for ``suite`` and the candidate's ``code``; ``proof`` (random, per item)
     is what in-process tests show when they complete."""
     check_supported(suite, language)

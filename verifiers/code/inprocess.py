@@ -1,22 +1,26 @@
 """Assert tests for languages other than Python: the test is appended to the program and
 runs in its process, so this module hardens that run as far as one process allows.
 
-- **Completion proof** (`Proof`): the test's ``main`` is renamed (to a random name that
-  says nothing of the proof) and called from a ``main`` of ours that, once it returned and
-  no assertion failed, prints a line holding a random 64-bit nonce and exits with a random
-  status; any other ending, an early ``exit(0)`` or a guessed status included, is not a
-  pass. C, C++, Go and Rust have both compiled into the binary (the sources are gone from
-  the sandbox before the program runs; no name or string in it holds them); Java's
-  launcher reads them from standard input, before any of the program's code runs, into
-  locals no reflection reaches.
+- **Completion proof** (`verifiers.code.proof`): the test's ``main`` is renamed (to a
+  random name that says nothing of the proof) and called from a ``main`` of ours that,
+  once it returned and no assertion failed, prints a line holding a random 64-bit nonce
+  and exits with a random status; any other ending, an early ``exit(0)`` or a guessed
+  status included, is not a pass. C, C++, Go and Rust have both compiled into the binary
+  (the sources are gone from the sandbox before the program runs; no name or string in
+  it holds them); Java's launcher reads them from standard input, before any of the
+  program's code runs, into locals no reflection reaches.
+- **No second process** (``Limits.spawn``): a fork could try guesses against the test.
 - **Assertions the program cannot switch off**: C and C++ get ``#undef NDEBUG`` and an
   ``assert`` of ours, placed after the program's code, that counts failures and traps
-  (``__builtin_trap``, not a libc function a program could replace); Rust gets its
-  ``assert!`` family re-bound to ``std``'s; Java runs with ``-ea``.
-- **Equality the program cannot define**: a program that defines equality or
-  comparison for its own types (C++ ``operator==``, Java ``equals``, Rust ``impl
-  PartialEq``) scores 0 with flag ``custom_eq``, since the appended test would compare
-  through it.
+  (``__builtin_trap``, not a libc function a program could replace; ``__assert_fail``
+  too, for tests that include ``<assert.h>``); Rust gets its ``assert!`` family
+  re-bound to ``std``'s; Java runs with ``-ea`` and assertion failures made fatal
+  (``Program.fatal_assertions``), so a test called again by reflection cannot be caught.
+- **Refusals** (`refusal`): a program that defines equality or comparison for its own
+  types (C++ ``operator==``, Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
+  ``custom_eq``, since the appended test would compare through it; Go and Rust programs
+  with unsafe code (with which they could call the test by address and recover from its
+  panic) score 0 with flag ``unsafe_code``.
 
 What one process cannot prevent is stated in docs/security.md: a program may read its
 own memory, where the compiled test lives. Results carry the flag ``in_process_tests``.
@@ -27,56 +31,13 @@ Python, JavaScript and bash tests run in a second sandbox instead
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
-
-FAILURE_STATUSES = frozenset({101})
-"""Exit statuses a language gives a failing test on its own: Rust's panic (a failed
-``assert!``) exits 101. (Go's panic exits 2; C and C++ traps and aborts are signals.)"""
-PROOF_STATUSES = tuple(s for s in range(3, 120) if s not in FAILURE_STATUSES)
-"""A proof is never a failure's status: with 101 among them, a Rust program whose
-assertion failed passed once in 117 runs (a wrong answer scored 1.0 in the hack corpus)."""
-
-
-MARK = "referee-proof-"
-"""Starts the line that proves completion; the 16 hex digits of the nonce follow."""
-
-
-@dataclass(frozen=True)
-class Proof:
-    """What proves an in-process test ran to its end: the process exits with ``status``
-    and its standard output ends with ``marker``. ``label`` names the renamed test
-    ``main`` and is drawn apart, so reading a name reveals nothing of the proof.
-
-    The status alone is ~7 bits: a wrong program exiting with a guessed status passed
-    once in 116 runs. The nonce makes a guess hopeless (2**-64)."""
-
-    status: int
-    nonce: int
-    label: int
-
-    @classmethod
-    def drawn(cls) -> Proof:
-        """A fresh random proof (per scored item)."""
-        status = PROOF_STATUSES[secrets.randbelow(len(PROOF_STATUSES))]
-        return cls(status, secrets.randbits(64), secrets.randbits(48))
-
-    @property
-    def marker(self) -> str:
-        return f"\n{MARK}{self.nonce:016x}\n"
-
-    @property
-    def name(self) -> str:
-        """The random suffix of the renamed test's identifiers."""
-        return f"{self.label:012x}"
-
-    def shown(self, exit_code: int | None, stdout: str) -> bool:
-        """Whether a run ended as only a completed test ends."""
-        return exit_code == self.status and stdout.endswith(self.marker)
+from referee.verifiers.code import native
+from referee.verifiers.code.proof import MARK, Proof
 
 
 @dataclass(frozen=True)
@@ -138,120 +99,6 @@ _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 def _strip_comments(code: str) -> str:
     return _COMMENTS.sub(" ", code)
-
-
-# --- C and C++ -------------------------------------------------------------------------------
-
-_C_MAIN = re.compile(r"\bint\s+main\s*\(([^)]*)\)\s*\{")
-
-
-def _close_brace(text: str, open_at: int) -> int:
-    """The index of the brace closing the one at ``open_at`` (skipping strings, chars and
-    comments); -1 when it never closes."""
-    depth, i, n = 0, open_at, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in "\"'":
-            i = _skip_quoted(text, i)
-            continue
-        if text.startswith("//", i):
-            i = text.find("\n", i)
-            i = n if i < 0 else i
-            continue
-        if text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
-def _skip_quoted(text: str, start: int) -> int:
-    quote, i = text[start], start + 1
-    while i < len(text) and text[i] != quote:
-        i += 2 if text[i] == "\\" else 1
-    return i + 1
-
-
-def _rename_c_main(test: str, name: str) -> str:
-    """``test`` with its ``main`` renamed to ``name`` and ending in ``return 0;`` (a
-    renamed C++ ``main`` loses the implicit return; flowing off its end is undefined)."""
-    found = _C_MAIN.search(test)
-    if found is None:
-        raise ItemInvalid("invalid_reference", "reference.test: no `int main(...) {` found")
-    close = _close_brace(test, found.end() - 1)
-    if close < 0:
-        raise ItemInvalid("invalid_reference", "reference.test: main's body never closes")
-    header = f"int {name}({found.group(1)}) {{"
-    return (
-        test[: found.start()] + header + test[found.end() : close] + "\nreturn 0;\n" + test[close:]
-    )
-
-
-def _c_family(cpp: bool) -> Callable[[str, str, str, Proof], Program]:
-    def build(setup: str, code: str, test: str, proof: Proof) -> Program:
-        test_main, failures = f"referee_test_main_{proof.name}", f"referee_failures_{proof.name}"
-        reset = "\n".join(f"#undef {macro}" for macro in _C_RESET)
-        header = (
-            "#include <cassert>\n#include <cstdio>\n#include <unistd.h>\n"
-            if cpp
-            else ("#include <assert.h>\n#include <stdio.h>\n#include <unistd.h>\n")
-        )
-        call = (
-            f"reinterpret_cast<int (*)(int, char **)>(&{test_main})(argc, argv)"
-            if cpp
-            else f"((int (*)(int, char **)){test_main})(argc, argv)"
-        )
-        # the nonce as two immediates: no string in the binary holds it
-        high, low = proof.nonce >> 32, proof.nonce & 0xFFFFFFFF
-        source = (
-            f"{setup}\n{code}\n"
-            f"/* referee: the test below runs in this process */\n{reset}\n{header}"
-            f"#undef assert\nstatic volatile int {failures};\n"
-            f"#define assert(c) ((c) ? (void)0 : (void)({failures}++, __builtin_trap()))\n"
-            f"{_assert_fail(cpp, failures)}"
-            f"{_rename_c_main(test, test_main)}\n"
-            f"int main(int argc, char **argv) {{\n"
-            f"    int status = {call};\n"
-            f"    fflush(stdout);\n    fflush(stderr);\n"
-            f"    if (status != 0) return status;\n"
-            f"    if ({failures} != 0) return 1;\n"
-            f'    printf("\\n{MARK}%08x%08x\\n", {high:#x}u, {low:#x}u);\n'
-            f"    fflush(stdout);\n"
-            f"    _exit({proof.status});\n}}\n"
-        )
-        return Program(language="cpp" if cpp else "c", source=source, keep_build=False)
-
-    return build
-
-
-def _assert_fail(cpp: bool, failures: str) -> str:
-    """A test that includes ``<assert.h>`` (or ``<cassert>``) gets glibc's ``assert``
-    back, which calls ``__assert_fail``: a function the program could define. Ours is
-    defined instead, counting and trapping like our ``assert``; a program defining one
-    too does not compile."""
-    # C++ must repeat glibc's exception specification (its __THROW); C may not
-    linkage, throw = ('extern "C" ', " __THROW") if cpp else ("", "")
-    return (
-        f"{linkage}void __assert_fail(const char *what, const char *file, unsigned int line,\n"
-        f"                            const char *function){throw} {{\n"
-        f"    {failures}++;\n    (void)what; (void)file; (void)line; (void)function;\n"
-        "    __builtin_trap();\n}\n"
-    )
-
-
-_C_RESET = (
-    "NDEBUG", "assert", "main", "__builtin_trap", "_exit", "fflush", "printf", "stdout",
-    "stderr", "exit", "int", "unsigned", "char", "void", "if", "return", "static",
-    "volatile", "reinterpret_cast", "argc", "argv",
-)  # fmt: skip
-"""Macros the program may have defined that would change the code appended after it."""
 
 
 # --- Java ------------------------------------------------------------------------------------
@@ -351,15 +198,18 @@ def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
 
 
 _LANGUAGES: dict[str, _Rules] = {
-    "c": _Rules(_c_family(cpp=False), None),
+    "c": _Rules(native.build_c, None),
     "cpp": _Rules(
-        _c_family(cpp=True),
+        native.build_cpp,
         re.compile(r"\boperator\s*(?:==|!=|<=>|<=|>=|<|>|bool\b|int\b|long\b|double\b)"),
     ),
     "java": _Rules(
         _java, re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\(")
     ),
-    "go": _Rules(_go, None, re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?"(?:unsafe|C)"')),
+    # an import path may be a raw string too: import `unsafe`
+    "go": _Rules(
+        _go, None, re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`](?:unsafe|C)["`]')
+    ),
     "rust": _Rules(
         _rust,
         re.compile(r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd|Eq|Ord|Deref)\b|\bmacro_rules!"),

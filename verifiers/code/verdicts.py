@@ -25,7 +25,7 @@ from referee.verifiers.code.comparison import (
     compare_values,
 )
 from referee.verifiers.code.harness import returned_value
-from referee.verifiers.code.inprocess import Proof
+from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite, TestCase
 
 STDERR_CHARS = 300

@@ -35,6 +35,7 @@ from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
 from referee.verifiers.code.harness import Plan, build_plan, check_supported
+from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.code.suite import Suite, parse_suite
 from referee.verifiers.code.verdicts import Rules, Verdict, judge, skipped, summarise
@@ -139,7 +140,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             return Outcome(0.0, details={**details, "message": "no code found in the response"})
         if not _encodable(code):
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
-        plan = build_plan(suite, code, language, inprocess.Proof.drawn())
+        plan = build_plan(suite, code, language, Proof.drawn())
         rules = Rules(
             params.compare,
             Tolerance(params.abs_tol, params.rel_tol),

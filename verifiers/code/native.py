@@ -1,0 +1,173 @@
+"""C and C++ programs with a test appended, run in their process (`verifiers.code.inprocess`).
+
+The test's ``main`` is renamed and called from a ``main`` of ours, which shows the proof
+(`verifiers.code.proof`) once the test returned and no assertion failed. The test's
+``assert`` is ours, defined after the program's code (macros the program left are undone
+first), and so is ``__assert_fail``, which glibc's ``assert`` calls when a test includes
+``<assert.h>`` again.
+
+A failed assertion ends the process at once, by raw system calls (a message to stderr,
+then ``exit_group``): no handler the program installs sees it. A trap (SIGILL) could be
+caught, and a program that restored its own data and bss segments from a snapshot in the
+handler (the failure count with them) came back into its function and tried the next
+answer: the test was an oracle (``tests/integrity/corpus/c/snapshot_retry.c``). The
+sandbox keeps the program from installing a seccomp filter of its own, the one other way
+to see a system call (`sandbox.seccomp`). On a host other than x86_64 the failure traps,
+as before.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+
+from referee.sandbox import Program
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.code.proof import MARK, Proof
+
+
+def build_c(setup: str, code: str, test: str, proof: Proof) -> Program:
+    """``code`` then ``test`` as one C program showing ``proof``."""
+    return _build(setup, code, test, proof, cpp=False)
+
+
+def build_cpp(setup: str, code: str, test: str, proof: Proof) -> Program:
+    """``code`` then ``test`` as one C++ program showing ``proof``."""
+    return _build(setup, code, test, proof, cpp=True)
+
+
+def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program:
+    test_main = f"referee_test_main_{proof.name}"
+    fail, failures = f"referee_fail_{proof.name}", f"referee_failures_{proof.name}"
+    reset = "\n".join(f"#undef {macro}" for macro in _RESET)
+    header = (
+        "#include <cassert>\n#include <cstdio>\n#include <unistd.h>\n"
+        if cpp
+        else "#include <assert.h>\n#include <stdio.h>\n#include <unistd.h>\n"
+    )
+    call = (
+        f"reinterpret_cast<int (*)(int, char **)>(&{test_main})(argc, argv)"
+        if cpp
+        else f"((int (*)(int, char **)){test_main})(argc, argv)"
+    )
+    message = '"Assertion failed: " #c "\\n"'
+    # the nonce as two immediates: no string in the binary holds it
+    high, low = proof.nonce >> 32, proof.nonce & 0xFFFFFFFF
+    source = (
+        f"{setup}\n{code}\n"
+        f"/* referee: the test below runs in this process */\n{reset}\n{header}"
+        f"#undef assert\nstatic volatile int {failures};\n"
+        f"{_failing(fail, failures)}"
+        f"#define assert(c) ((c) ? (void)0 : {fail}({message}, sizeof({message}) - 1))\n"
+        f"{_assert_fail(cpp, fail)}"
+        f"{_rename_main(test, test_main)}\n"
+        f"int main(int argc, char **argv) {{\n"
+        f"    int status = {call};\n"
+        f"    fflush(stdout);\n    fflush(stderr);\n"
+        f"    if (status != 0) return status;\n"
+        f"    if ({failures} != 0) return 1;\n"
+        f'    printf("\\n{MARK}%08x%08x\\n", {high:#x}u, {low:#x}u);\n'
+        f"    fflush(stdout);\n"
+        f"    _exit({proof.status});\n}}\n"
+    )
+    return Program(language="cpp" if cpp else "c", source=source, keep_build=False)
+
+
+def _failing(fail: str, failures: str) -> str:
+    """The function a failed assertion calls: it counts, says so on stderr and ends the
+    process, with system calls of its own (no libc function the program could replace)."""
+    ending = _EXIT_NOW.get(platform.machine(), _TRAP_ONLY)
+    return (
+        f"static void __attribute__((__noreturn__, __noinline__))\n"
+        f"{fail}(const char *what, unsigned long size) {{\n"
+        f"    {failures}++;\n{ending}"
+        "    for (;;) __builtin_trap();\n}\n"
+    )
+
+
+_EXIT_NOW = {
+    "x86_64": (
+        "    long nr = 1, fd = 2;  /* write(2, what, size) */\n"
+        '    __asm__ __volatile__("syscall" : "+a"(nr) : "D"(fd), "S"(what), "d"(size)\n'
+        '                         : "rcx", "r11", "memory");\n'
+        "    nr = 231; fd = 1;  /* exit_group(1) */\n"
+        '    __asm__ __volatile__("syscall" : "+a"(nr) : "D"(fd) : "rcx", "r11", "memory");\n'
+    ),
+}
+"""Per host architecture: write the message and end the process by raw system calls."""
+_TRAP_ONLY = "    (void)what; (void)size;\n"
+
+
+def _assert_fail(cpp: bool, fail: str) -> str:
+    """Our ``__assert_fail``, for tests that include ``<assert.h>`` (glibc's ``assert``
+    calls it); a program defining one too does not compile."""
+    # C++ must repeat glibc's exception specification (its __THROW); C may not
+    linkage, throw = ('extern "C" ', " __THROW") if cpp else ("", "")
+    return (
+        f"{linkage}void __assert_fail(const char *what, const char *file, unsigned int line,\n"
+        f"                            const char *function){throw} {{\n"
+        "    unsigned long size = 0;\n    (void)file; (void)line; (void)function;\n"
+        "    while (what[size]) size++;\n"
+        f"    {fail}(what, size);\n}}\n"
+    )
+
+
+_RESET = (
+    "NDEBUG", "assert", "main", "__builtin_trap", "_exit", "fflush", "printf", "stdout",
+    "stderr", "exit", "int", "unsigned", "long", "const", "char", "void", "if", "while",
+    "for", "return", "static", "volatile", "sizeof", "reinterpret_cast", "argc", "argv",
+    "__asm__", "__volatile__", "__attribute__", "__noreturn__", "__noinline__",
+)  # fmt: skip
+"""Macros the program may have defined that would change the code appended after it."""
+
+
+_C_MAIN = re.compile(r"\bint\s+main\s*\(([^)]*)\)\s*\{")
+
+
+def _close_brace(text: str, open_at: int) -> int:
+    """The index of the brace closing the one at ``open_at`` (skipping strings, chars and
+    comments); -1 when it never closes."""
+    depth, i, n = 0, open_at, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            i = _skip_quoted(text, i)
+            continue
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _skip_quoted(text: str, start: int) -> int:
+    quote, i = text[start], start + 1
+    while i < len(text) and text[i] != quote:
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
+
+
+def _rename_main(test: str, name: str) -> str:
+    """``test`` with its ``main`` renamed to ``name`` and ending in ``return 0;`` (a
+    renamed C++ ``main`` loses the implicit return; flowing off its end is undefined)."""
+    found = _C_MAIN.search(test)
+    if found is None:
+        raise ItemInvalid("invalid_reference", "reference.test: no `int main(...) {` found")
+    close = _close_brace(test, found.end() - 1)
+    if close < 0:
+        raise ItemInvalid("invalid_reference", "reference.test: main's body never closes")
+    header = f"int {name}({found.group(1)}) {{"
+    return (
+        test[: found.start()] + header + test[found.end() : close] + "\nreturn 0;\n" + test[close:]
+    )
