@@ -152,6 +152,9 @@ class Sandbox:
         if lang is None:
             raise ValueError(f"unknown language {program.language!r}")
         _require_valid(program, cases)
+        if not limits.spawn and any(c.fetch for c in cases):
+            # the fetching supervisor runs the program as its child
+            raise ValueError("fetch: files cannot be fetched from a run kept from spawning")
         files = _program_files(program, lang.main_for(program.source))
         report = RunReport(backend=self.backend.name, language=lang.name)
         unavailable = self._unavailable(lang)

@@ -356,6 +356,14 @@ def test_a_program_kept_from_spawning_still_has_threads(
     assert [line.split(" ", 1)[1] for line in lines[1:]] == expected, case.stdout
 
 
+def test_a_run_kept_from_spawning_cannot_fetch_files(bwrap_sandbox: Sandbox) -> None:
+    """Fetching files back runs the program under a supervisor, as its child."""
+    limits = bwrap_sandbox.settings.limits.model_copy(update={"spawn": False})
+    program = Program(language="python3", source="open('out.txt', 'w').write('x')")
+    with pytest.raises(ValueError, match="fetch"):
+        bwrap_sandbox.run(program, [Case(fetch=["out.txt"])], limits)
+
+
 def test_java_kept_from_spawning_runs_threads_but_no_process(bwrap_sandbox: Sandbox) -> None:
     """The JVM starts its own threads; a ProcessBuilder (the oracle a test in the same
     process could be for another JVM) is refused."""
