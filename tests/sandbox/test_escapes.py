@@ -16,10 +16,11 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxStatus
+from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxSettings, SandboxStatus
 from tests.conftest import require
 
 from .conftest import FAST, REPO_ROOT
@@ -415,3 +416,14 @@ def test_a_program_kept_from_spawning_cannot_filter_its_own_calls(
     [case] = report.cases
     denied = "Operation not permitted"
     assert case.stdout.splitlines() == ["name ok", f"seccomp {denied}", f"prctl {denied}"], case
+
+
+def test_a_backend_that_cannot_keep_a_program_from_spawning_says_so(work_root: Path) -> None:
+    """The Docker backend cannot apply the filter (its seccomp profile is the engine's):
+    a run that needs it is ``unavailable``, naming bwrap, never run unconfined."""
+    with Sandbox(SandboxSettings(python_fast_path=False)) as sandbox:
+        sandbox.backend.confines_spawning = False  # what the docker backend declares
+        limits = sandbox.settings.limits.model_copy(update={"spawn": False})
+        report = sandbox.run(Program(language="c", source=_SPAWNS), [Case()], limits)
+    assert report.sandbox_status is SandboxStatus.UNAVAILABLE
+    assert "use bwrap" in report.message and report.cases == []
