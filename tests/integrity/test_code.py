@@ -16,8 +16,8 @@ operators and ``equals`` overrides, shadowing macros, overridden shell builtins,
 sleeping past the limit, and the test used as an oracle: a fork (or another JVM, or a
 copy of the binary) per guess, a call to the test's ``main`` by reflection (Java) or by
 its address (Go ``unsafe``), a trap handler restoring a snapshot of the program's data
-and bss and trying the next answer (C, C++), and the proof read from the renamed test's
-name.
+and bss and trying the next answer (C, C++), the proof read from the renamed test's
+name or from a heap dump (Java).
 """
 
 from __future__ import annotations
