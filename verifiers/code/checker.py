@@ -94,7 +94,8 @@ class Checker:
         instead of timing the item out. Cases left unjudged when time runs out score 0,
         flagged ``time_budget``, when the candidate's output is shown to have kept the
         checker busy (a run out of time on it, the expected output read in less time; or
-        the slowest run's expected output read in under half its time, `_slowed`);
+        the slowest case's expected output read in under half the time of its output,
+        side by side, `_slowed`);
         otherwise (a checker merely slow) the item is a timeout (`ItemTimeout`), as is a
         soundness run cut short: a right program is never scored 0 for the checker's
         slowness. (The last runs started before time runs out are cut to the time left,
@@ -148,16 +149,22 @@ class Checker:
         self, cases: Sequence[Judged], runs: Sequence[CaseOutcome], end_by: float | None
     ) -> bool:
         """Whether the candidate's output is what kept the checker slow, when no run of
-        the first pass ran out of time (the last one started finished just in time): the
-        checker reads the expected output of the slowest case in under `SLOWED_RATIO` of
-        the time it took on the candidate's."""
+        the first pass ran out of time (the last one started finished just in time). The
+        slowest case is read again, side by side (so under the same load), with the
+        candidate's output and with the expected one: evidence when the expected output
+        takes under `SLOWED_RATIO` of the candidate's time. The first pass's own time
+        is not used: a run slowed by the machine's load would blame a right output. An
+        output equal to the expected one is never to blame."""
         if not runs:
             return False
         slowest = max(range(len(runs)), key=lambda i: runs[i].wall_s)
-        again = self._run([_sound(cases[slowest])], end_by)
-        if not again or isinstance(self._score(again[0]), _Failed):
+        case = cases[slowest]
+        if case.actual == case.expected:
             return False
-        return again[0].wall_s < SLOWED_RATIO * runs[slowest].wall_s
+        again = self._run([case, _sound(case)], end_by)
+        if len(again) < 2 or isinstance(self._score(again[1]), _Failed):
+            return False
+        return again[1].wall_s < SLOWED_RATIO * again[0].wall_s
 
     def _run(self, cases: Sequence[Judged], end_by: float | None) -> list[CaseOutcome]:
         """The checker's runs, one per case started by ``end_by``."""
