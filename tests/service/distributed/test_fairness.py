@@ -19,11 +19,15 @@ from tests.service.distributed.conftest import Cluster, make_cluster
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ALPHA, BETA = "alpha", "beta"
-SLOW = {"verifier": "slow", "response": "x", "params": {"seconds": 3.0}}
+SLOW = {"verifier": "slow", "response": "x", "params": {"seconds": 6.0}}
+"""A flood's item: a request stuck behind the first ones waits 4.5 s or more, far from
+the 2.5 s it is given (1.54 s seen under the full suite on a slow 2-core machine)."""
+PROMPT_S = 2.5
+FLOOD_CLIENT_S = 8.0
+"""The flood's clients give up after this (the gateway then cancels their work), so
+the next test starts on idle workers instead of behind the same key's flood."""
 TRIVIAL = {"items": [{"verifier": "string", "response": "a", "reference": "a"}]}
-JOB_ITEM = {"verifier": "slow", "response": "x", "params": {"seconds": 6.0}}
-"""A batch job's item: long enough that a request stuck behind the job's first items
-waits 4.5 s or more, far from the 2.5 s it is given (1.00 s seen under the full suite)."""
+JOB_ITEM = SLOW
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +57,7 @@ def _post(url: str, key: str, body: object, timeout: float = 120) -> httpx.Respo
 def _flood(url: str, key: str, requests: int, items: int) -> list[threading.Thread]:
     def post() -> None:
         with contextlib.suppress(httpx.TimeoutException):
-            _post(url, key, {"items": [SLOW] * items, "deadline_s": 30}, timeout=20)
+            _post(url, key, {"items": [SLOW] * items, "deadline_s": 30}, timeout=FLOOD_CLIENT_S)
 
     threads = [threading.Thread(target=post, daemon=True) for _ in range(requests)]
     for thread in threads:
@@ -69,13 +73,15 @@ def _timed(url: str, key: str) -> float:
     return time.monotonic() - start
 
 
-def test_another_keys_trivial_item_is_answered_within_a_second(keyed: Cluster) -> None:
+def test_another_keys_trivial_item_is_answered_promptly(keyed: Cluster) -> None:
     """Six requests of slow items from one key: more than the worker has threads."""
-    flood = _flood(keyed.url, ALPHA, requests=6, items=4)
-    time.sleep(1.5)  # the flood holds both processes and its share of the threads now
-    assert _timed(keyed.url, BETA) < 1.0
-    for thread in flood:
-        thread.join()
+    flood = _flood(keyed.url, ALPHA, requests=6, items=2)
+    try:
+        time.sleep(1.5)  # the flood holds both processes and its share of the threads now
+        assert _timed(keyed.url, BETA) < PROMPT_S
+    finally:  # a failure here must not leave the flood in front of the next test
+        for thread in flood:
+            thread.join()
 
 
 def test_interactive_requests_go_before_a_batch_job(keyed: Cluster, tmp_path: Path) -> None:
@@ -85,8 +91,8 @@ def test_interactive_requests_go_before_a_batch_job(keyed: Cluster, tmp_path: Pa
     assert job.status_code == 202
     try:
         time.sleep(1.5)  # the job's chunks hold the worker's processes now
-        assert _timed(keyed.url, ALPHA) < 2.5  # even the job's own key
-        assert _timed(keyed.url, BETA) < 2.5
+        assert _timed(keyed.url, ALPHA) < PROMPT_S  # even the job's own key
+        assert _timed(keyed.url, BETA) < PROMPT_S
     finally:
         httpx.delete(f"{keyed.url}/v1/jobs/{job.json()['id']}", headers=headers, timeout=30)
 
