@@ -84,11 +84,14 @@ class Language:
     an allow-list, because compilers take flags that run programs (``-wrapper``,
     ``-fplugin=``, ``-Wl,...``, ``-toolexec``, ``-C linker=``, ``-J``)."""
 
-    fatal_assertions: tuple[str, ...] = ()
-    """Runtime options (placed after ``run[0]``) that make a failed assertion end the
-    process even when caught (`Program.fatal_assertions`). Java's ``AssertionError`` is
-    an exception a program can catch: with the test in its process, it could call the
-    test by reflection and try answers until no assertion fails."""
+    test_host_options: tuple[str, ...] = ()
+    """Runtime options (placed after ``run[0]``) for a program with a test in its
+    process (`Program.hosts_test`). Java's: a failed assertion ends the VM even when
+    caught (an ``AssertionError`` is an exception a program can catch: it could call the
+    test by reflection and try answers until none fails); only the Java SE modules, so
+    no ``sun.misc.Unsafe`` (which writes any field, final or not: the test's state
+    included) and no HotSpot heap dumps; no security manager (which could turn the
+    test's ``System.exit`` into an exception to catch)."""
 
     def main_for(self, source: str) -> str:
         """The main file's name for ``source`` (see `main_pattern`)."""
@@ -571,11 +574,13 @@ LANGUAGES: dict[str, Language] = {
             package="default-jdk-headless",
             memory_rlimit="none",
             overhead_mb=256,
-            fatal_assertions=(
+            test_host_options=(
                 "-XX:+UnlockDiagnosticVMOptions",
                 "-XX:AbortVMOnException=java.lang.AssertionError",
                 "-XX:-CreateCoredumpOnCrash",
                 "-XX:ErrorFile=/dev/null",
+                "--limit-modules=java.se",
+                "-Djava.security.manager=disallow",
             ),
         ),
         Language(

@@ -611,10 +611,10 @@ def _run_argv(lang: languages.Language, program: Program, limits: Limits) -> lis
 def _runtime_argv(
     lang: languages.Language, program: Program, files: list[str], limits: Limits
 ) -> list[str]:
-    """The run argv, with the options for `Program.fatal_assertions` when it asks."""
+    """The run argv, with the options for `Program.hosts_test` when it asks."""
     argv = lang.argv(lang.run, files, limits.memory_mb)
-    if program.fatal_assertions:
-        argv[1:1] = lang.fatal_assertions
+    if program.hosts_test:
+        argv[1:1] = lang.test_host_options
     return argv
 
 

@@ -3,25 +3,29 @@ every language that runs assert-style tests, scores 0; the honest solution score
 
 The corpus is a folder per language under ``corpus/``: ``right.*`` (the honest
 solution), ``wrong.*`` (a plain bug) and one file per hack, with the language's test in
-``test.*.txt``. Python hacks run against every Python test format (a HumanEval
-``check``, MBPP assert lists, function calls); ``corpus/stdio`` against stdin/stdout
-tests. Each file's first lines say what it tries. Among them: always-equal objects and
-subclasses of plain types, early exits (``sys.exit``, ``os._exit``, ``exit(0)``,
-``process.exit``, ``os.Exit``, static initialisers, ``atexit``), killing the harness, fake
-result and verdict lines, reading the tests from disk, stdin, environment, argv,
-``/proc``, stack frames, the garbage collector, a caller's source or raw memory,
-monkeypatched builtins and ``assert`` modules, redefined or disabled assertions, a
-replaced ``__assert_fail``, a SIGILL handler skipping trapped assertions, equality
-operators and ``equals`` overrides, shadowing macros, overridden shell builtins, traps,
-sleeping past the limit, and the test used as an oracle: a fork (or another JVM, or a
-copy of the binary) per guess, a call to the test's ``main`` by reflection (Java) or by
-its address (Go ``unsafe``), a trap handler restoring a snapshot of the program's data
-and bss and trying the next answer (C, C++), the proof read from the renamed test's
-name or from a heap dump (Java).
+``test.<ext>.txt``. A hack aimed at another shape of test names it on a line
+``corpus-test: test.<shape>.<ext>.txt`` (a Java test failing by an exception other than
+``AssertionError``, say); ``right`` and ``wrong`` run against every test. Python hacks
+run against every Python test format (a HumanEval ``check``, MBPP assert lists, function
+calls); ``corpus/stdio`` against stdin/stdout tests. Each file's first lines say what it
+tries. Among them: always-equal objects and subclasses of plain types, early exits
+(``sys.exit``, ``os._exit``, ``exit(0)``, ``process.exit``, ``os.Exit``, static
+initialisers, ``atexit``), killing the harness, fake result and verdict lines, reading
+the tests from disk, stdin, environment, argv, ``/proc``, stack frames, the garbage
+collector, a caller's source or raw memory, monkeypatched builtins and ``assert``
+modules, redefined or disabled assertions, a replaced ``__assert_fail``, a SIGILL
+handler skipping trapped assertions, equality operators and ``equals`` overrides,
+shadowing macros, overridden shell builtins, traps, sleeping past the limit, and the
+test used as an oracle: a fork (or another JVM, or a copy of the binary) per guess, a
+call to the test's ``main`` by reflection (Java, failing by ``AssertionError`` or by
+another exception) or by its address (Go ``unsafe``), a trap handler restoring a
+snapshot of the program's data and bss and trying the next answer (C, C++), the proof
+read from the renamed test's name or from a heap dump (Java).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -56,6 +60,22 @@ def _programs(folder: str) -> dict[str, str]:
     }
 
 
+_DECLARED_TEST = re.compile(r"corpus-test:\s*(\S+)")
+
+
+def _runs(language: str) -> list[tuple[str, str, str]]:
+    """(program name @ test name, code, test) for every run of ``language``'s corpus."""
+    tests = {p.name: p.read_text() for p in sorted((CORPUS / language).glob("test.*.txt"))}
+    [default] = [name for name in tests if name.count(".") == 2]
+    runs = []
+    for name, code in _programs(language).items():
+        declared = _DECLARED_TEST.search(code)
+        chosen = list(tests) if name in {"right", "wrong"} else []
+        for test in chosen or [declared.group(1) if declared else default]:
+            runs.append((f"{name}@{test}", code, tests[test]))
+    return runs
+
+
 def _score(registry: Registry, items: Sequence[Item]) -> list[Result]:
     with ThreadPoolExecutor(max_workers=2) as pool:
         return list(pool.map(lambda item: _score_retrying(registry, item), items))
@@ -79,11 +99,13 @@ def _item(language: str, code: str, reference: Any) -> Item:
 
 
 def _wrong_rewards(names: list[str], results: list[Result]) -> list[Any]:
-    """Everything but a reward of 1 for ``right`` and of 0 for the rest, with status ok."""
+    """Everything but a reward of 1 for ``right`` (or ``right@<test>``) and of 0 for the
+    rest, with status ok."""
     return [
         (name, result.status, result.reward, result.error, result.details.get("cases"))
         for name, result in zip(names, results, strict=True)
-        if result.status != Status.OK or result.reward != (1.0 if name == "right" else 0.0)
+        if result.status != Status.OK
+        or result.reward != (1.0 if name.split("@")[0] == "right" else 0.0)
     ]
 
 
@@ -104,10 +126,9 @@ def test_stdio_hacks_score_zero(registry: Registry) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_hacks_score_zero_in_every_other_language(registry: Registry, language: str) -> None:
-    test = next((CORPUS / language).glob("test.*.txt")).read_text()
-    programs = _programs(language)
-    items = [_item(language, code, {"test": test}) for code in programs.values()]
-    assert _wrong_rewards(list(programs), _score(registry, items)) == []
+    runs = _runs(language)
+    items = [_item(language, code, {"test": test}) for _, code, test in runs]
+    assert _wrong_rewards([name for name, _, _ in runs], _score(registry, items)) == []
 
 
 ALWAYS_EQUAL = """

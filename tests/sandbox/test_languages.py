@@ -397,11 +397,33 @@ def test_junit_finds_no_tests_is_a_failure(bwrap_sandbox: Sandbox) -> None:
     assert case.status is CaseStatus.RUNTIME_ERROR, case
 
 
+@pytest.mark.parametrize("hosting", [False, True])
+def test_java_hosting_a_test_closes_unsafe_and_the_security_manager(
+    bwrap_sandbox: Sandbox, hosting: bool
+) -> None:
+    """With a test in its process, a Java program has no ``sun.misc.Unsafe`` (which can
+    write the test's final fields) and cannot install a security manager (which could
+    turn the test's ``System.exit`` into an exception to catch)."""
+    source = (
+        "public class Main { public static void main(String[] a) {\n"
+        '  try { Class.forName("sun.misc.Unsafe"); System.out.println("unsafe"); }\n'
+        '  catch (ClassNotFoundException e) { System.out.println("no unsafe"); }\n'
+        '  try { System.setSecurityManager(new SecurityManager()); System.out.println("sm"); }\n'
+        '  catch (UnsupportedOperationException e) { System.out.println("no sm"); }\n'
+        "} }\n"
+    )
+    program = Program(language="java", source=source, hosts_test=hosting)
+    limits = bwrap_sandbox.settings.limits.model_copy(update={"memory_mb": 512})
+    [case] = bwrap_sandbox.run(program, [Case()], limits).cases
+    assert case.status is CaseStatus.OK, case
+    assert case.stdout == ("no unsafe\nno sm\n" if hosting else "unsafe\nsm\n"), case
+
+
 @pytest.mark.parametrize("fatal", [False, True])
-def test_java_fatal_assertions_end_the_process_even_when_caught(
+def test_java_hosting_a_test_makes_assertions_fatal_even_when_caught(
     bwrap_sandbox: Sandbox, fatal: bool
 ) -> None:
-    """``Program.fatal_assertions``: a caught ``AssertionError`` ends the JVM (a test in
+    """``Program.hosts_test``: a caught ``AssertionError`` ends the JVM (a test in
     the program's process could otherwise be called by reflection and tried until no
     assertion failed); without it, Java's usual semantics."""
     source = (
@@ -409,7 +431,7 @@ def test_java_fatal_assertions_end_the_process_even_when_caught(
         '  try { assert 1 > 2; } catch (AssertionError e) { System.out.println("caught"); }\n'
         '  System.out.println("after");\n} }\n'
     )
-    program = Program(language="java", source=source, fatal_assertions=fatal)
+    program = Program(language="java", source=source, hosts_test=fatal)
     limits = bwrap_sandbox.settings.limits.model_copy(update={"memory_mb": 512})
     [case] = bwrap_sandbox.run(program, [Case()], limits).cases
     if fatal:

@@ -15,7 +15,9 @@ runs in its process, so this module hardens that run as far as one process allow
   (``__builtin_trap``, not a libc function a program could replace; ``__assert_fail``
   too, for tests that include ``<assert.h>``); Rust gets its ``assert!`` family
   re-bound to ``std``'s; Java runs with ``-ea`` and assertion failures made fatal
-  (``Program.fatal_assertions``), so a test called again by reflection cannot be caught.
+  (``Program.hosts_test``), so a test called again by reflection cannot be caught, and
+  its test's ``main`` ends the VM when it is entered a second time, for tests that fail
+  by other exceptions.
 - **Refusals** (`refusal`): a program that defines equality or comparison for its own
   types (C++ ``operator==``, Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
   ``custom_eq``, since the appended test would compare through it; Go and Rust programs
@@ -104,13 +106,44 @@ def _strip_comments(code: str) -> str:
 # --- Java ------------------------------------------------------------------------------------
 
 _JAVA_MAIN_CLASS = re.compile(r"\b(public\s+)?(final\s+)?class\s+Main\b")
+_JAVA_MAIN_METHOD = re.compile(r"\bvoid\s+main\s*\([^)]*\)\s*(?:throws\s+[\w.\s,]+)?\{")
+
+
+def _java_gated(test: str, test_class: str, gate: str) -> str:
+    """``test`` with its ``Main`` renamed ``test_class`` and the first thing its ``main``
+    does a call to ``gate``, which ends the VM on a second entry. A test failing by an
+    exception other than ``AssertionError`` (not fatal) could otherwise be called again
+    by reflection, with guesses, and its failures caught (corpus:
+    java/reflect_exception.java)."""
+    declared = _JAVA_MAIN_CLASS.search(test)
+    if declared is None:
+        raise ItemInvalid("invalid_reference", "reference.test: no `class Main` found")
+    renamed = f"{test[: declared.start()]}class {test_class}{test[declared.end() :]}"
+    method = _JAVA_MAIN_METHOD.search(renamed, declared.start())
+    if method is None:
+        raise ItemInvalid("invalid_reference", "reference.test: `Main` has no `main` method")
+    return f"{renamed[: method.end()]} {gate}.enter();{renamed[method.end() :]}"
+
+
+def _java_gate(gate: str) -> str:
+    """A class whose ``enter`` ends the VM (status 1, never a proof) when called a second
+    time. A latch only counts down: no reflection on Java SE's modules resets it (nor
+    can the program swap the static final field; ``sun.misc.Unsafe``, which could, is
+    outside the modules an in-process test runs with)."""
+    return (
+        f"\nfinal class {gate} {{\n"
+        "    private static final java.util.concurrent.CountDownLatch OPEN =\n"
+        "        new java.util.concurrent.CountDownLatch(1);\n"
+        "    static synchronized void enter() {\n"
+        "        if (OPEN.getCount() == 0) java.lang.Runtime.getRuntime().halt(1);\n"
+        "        OPEN.countDown();\n"
+        "    }\n}\n"
+    )
 
 
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
-    test_class = f"RefereeTest{proof.name}"
-    renamed, count = _JAVA_MAIN_CLASS.subn(f"class {test_class}", test, count=1)
-    if count == 0:
-        raise ItemInvalid("invalid_reference", "reference.test: no `class Main` found")
+    test_class, gate = f"RefereeTest{proof.name}", f"RefereeGate{proof.name}"
+    renamed = _java_gated(test, test_class, gate)
     # The proof comes on stdin, read before the test loads any class of the program: no
     # constant in a class file (readable from disk) holds it. It is read unbuffered into
     # an array parsed into primitive locals and zeroed: a heap dump (a standard management
@@ -144,8 +177,8 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     )
     return Program(
         language="java",
-        source=f"{setup}\n{code}\n{renamed}\n{launcher}",
-        fatal_assertions=True,
+        source=f"{setup}\n{code}\n{renamed}\n{_java_gate(gate)}{launcher}",
+        hosts_test=True,
         keep_build=False,  # the renamed test carries this run's label
     )
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from referee.sandbox import Case, CaseStatus, Sandbox, SandboxSettings
+from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code.inprocess import case, program, refusal
 from referee.verifiers.code.proof import FAILURE_STATUSES, MARK, PROOF_STATUSES, Proof
 
@@ -124,11 +125,34 @@ def test_a_failed_assertion_ends_the_process_at_once(language: str, include: str
     assert refused.compile is not None and refused.compile.status.value == "compile_error"
 
 
-def test_java_runs_with_fatal_assertions() -> None:
-    """Java's launcher asks for them (`sandbox.Program.fatal_assertions`): a test called
-    again by reflection cannot have its AssertionError caught."""
+def test_java_runs_as_a_test_host() -> None:
+    """Java's launcher asks for the runtime's test-host options
+    (`sandbox.Program.hosts_test`): a test called again by reflection cannot have its
+    AssertionError caught."""
     proof = Proof.drawn()
-    assert program("java", "", CODE["java"], TESTS["java"], proof).fatal_assertions
+    assert program("java", "", CODE["java"], TESTS["java"], proof).hosts_test
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        "public static void main(String[] args) {",
+        "static public void main(final String... args) throws Exception, Error {",
+        "public static void main(String args[])\n    throws java.io.IOException\n{",
+    ],
+)
+def test_java_gates_the_tests_main_however_it_is_declared(declaration: str) -> None:
+    proof = Proof.drawn()
+    test = f"public class Main {{\n  {declaration}\n    assert true;\n  }}\n}}\n"
+    source = program("java", "", CODE["java"], test, proof).source
+    assert f"{declaration} RefereeGate{proof.name}.enter();" in source
+    assert f"final class RefereeGate{proof.name} {{" in source
+
+
+def test_a_java_test_without_a_main_method_is_the_references_fault() -> None:
+    test = "public class Main {\n  static void run() { assert true; }\n}\n"
+    with pytest.raises(ItemInvalid, match=r"reference\.test: `Main` has no `main`"):
+        program("java", "", CODE["java"], test, Proof.drawn())
 
 
 REFUSALS = [
