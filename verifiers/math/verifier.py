@@ -27,6 +27,7 @@ from pydantic import Field
 
 from referee.verifiers import budget
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
+from referee.verifiers.math.clock import Clock, clock_gold, read_clock, same_time
 from referee.verifiers.math.equivalence import Policy, Side, compare, not_finite
 from referee.verifiers.math.extraction import DEFAULT_STRATEGIES, Strategy, extract
 from referee.verifiers.math.normalization import Normalized, normalize
@@ -80,11 +81,12 @@ class MathParams(Params):
 
 @dataclass(frozen=True)
 class _Gold:
-    kind: str  # "math", "text", "choice"
+    kind: str  # "math", "text", "choice", "time"
     norm: Normalized
     side: Side | None = None
     letters: str = ""
     text_key: str = ""
+    clock: Clock | None = None
 
 
 K = TypeVar("K")
@@ -284,6 +286,9 @@ def _parse_gold(reference: str, params: MathParams) -> _Gold | ItemInvalid:
     choice = _CHOICE_GOLD.match(text)
     if choice:
         return _Gold("choice", norm, letters=choice.group(1))
+    clock = clock_gold(text)
+    if clock is not None:
+        return _Gold("time", norm, clock=clock)
     if _is_text_answer(text):
         return _Gold("text", norm, text_key=_text_key(text))
     try:
@@ -336,6 +341,10 @@ def _judge(
     if gold.kind == "text":
         equal = _text_key(norm.text) == gold.text_key
         return float(equal), {**details, "rule": "text" if equal else "different_text"}
+    if gold.clock is not None:
+        answer_clock = read_clock(norm.text)
+        equal = answer_clock is not None and same_time(gold.clock, answer_clock)
+        return float(equal), {**details, "rule": "time" if equal else "different_time"}
     assert gold.side is not None
     if norm.text == gold.norm.text and (
         norm.percent,

@@ -402,6 +402,28 @@ RAW: list[tuple[str, str, str, int]] = [
     ("text", "\\text{North East}", "north west", 0),
     ("text", "Tuesday", "\\text{Tuesday}", 1),
     ("text", "Tuesday", "\\text{Thursday}", 0),
+    # --- times of day (a ratio in lowest terms stays a ratio) -----------------------------
+    ("time", "12:30", "12:30", 1),
+    ("time", "12:30", "0.4", 0),  # once read as the ratio 2/5
+    ("time", "12:30", "2:5", 0),
+    ("time", "12:30", "12:30 p.m.", 1),
+    ("time", "12:00", "12:00", 1),  # once an undefined 12/0: the item was invalid
+    ("time", "12:00", "12", 0),
+    ("time", "3:05", "3:05", 1),
+    ("time", "3:05", "3:5", 0),  # once both 3/5
+    ("time", "3:05", "3:50", 0),
+    ("time", "4:30 p.m.", "4:30 p.m.", 1),  # once unparsable: the item was invalid
+    ("time", "4:30 p.m.", "\\text{4:30 PM}", 1),
+    ("time", "4:30 p.m.", "16:30", 1),
+    ("time", "4:30 p.m.", "4:30 a.m.", 0),
+    ("time", "4:30 p.m.", "4:30", 0),  # which 4:30 is not said
+    ("time", "12{:}00\\text{ a.m.}", "0:00", 1),
+    ("time", "12{:}00\\text{ a.m.}", "12:00 p.m.", 0),
+    ("time", "16:45:30", "4:45:30 pm", 1),
+    ("time", "16:45:30", "16:45", 0),
+    ("ratio", "3:10", "3:10", 1),
+    ("ratio", "3:10", "6:20", 1),
+    ("ratio", "3:10", "10:3", 0),
     # --- multiple choice ----------------------------------------------------------------
     ("choice", "C", "C", 1),
     ("choice", "C", "(C)", 1),
