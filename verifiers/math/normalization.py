@@ -15,13 +15,15 @@ In order:
 6. thousands separators (``1,234,567``, ``1{,}000``, ``1\\,000``) when the whole answer is
    one such number; a decimal comma when unambiguous: ``0,5`` or ``3{,}14`` (a bare
    ``1,5`` stays a list of two numbers);
-7. number words, when the whole answer is one (``five``, ``twenty-one``).
+7. number words, when the whole answer is one (``five``, ``twenty-one``);
+8. repeating decimals (``0.1\\overline{6}``, ``0.\\dot{3}``) become the exact fraction.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
 MAX_UNWRAP = 8
 
@@ -164,6 +166,8 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
     text = text.replace("~", " ")
     text = unwrap_text(text)
     text = _BRACE_COMMA.sub(_brace_comma, text)
+    if "\\overline" in text or "\\dot" in text:
+        text = _REPEATING.sub(_repeating, text)
     text = _TRAILING.sub("", text.strip())
 
     degree = percent = money = False
@@ -205,6 +209,24 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
         if value is not None:
             text = str(value)
     return Normalized(text=text, percent=percent, degree=degree, money=money, unit=unit)
+
+
+_REPEATING = re.compile(
+    r"(?<![\d.])(\d{0,30})\.(\d{0,30})\\(?:overline|dot)\s*(?:\{(\d{1,30})\}|(\d))"
+)
+
+
+def _repeating(match: re.Match[str]) -> str:
+    """``I.A\\overline{R}`` as the fraction it equals: I + (A(10^m - 1) + R) / 10^k(10^m - 1)
+    for k digits in A and m in R."""
+    whole, head, cycle = match.group(1), match.group(2), match.group(3) or match.group(4)
+    period = 10 ** len(cycle) - 1
+    value = int(whole or 0) + Fraction(
+        int(head or 0) * period + int(cycle), 10 ** len(head) * period
+    )
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
 def _brace_comma(match: re.Match[str]) -> str:

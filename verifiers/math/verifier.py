@@ -145,6 +145,9 @@ _MATH_WORDS = frozenset(
     ]
 )
 _WORD = re.compile(r"[A-Za-z]+")
+_SHORT_WORDS = frozenset(["no"])
+"""Answers under three letters that are words, not products of symbols: gold ``no`` was
+``n*o``, and ``on`` was right for it."""
 
 
 def _text_key(text: str) -> str:
@@ -312,6 +315,8 @@ def _undefined(expr: Any) -> bool:
 
 
 def _is_text_answer(text: str) -> bool:
+    if text.casefold() in _SHORT_WORDS:
+        return True
     if not _TEXT_GOLD.match(text):
         return False
     words = _WORD.findall(text)

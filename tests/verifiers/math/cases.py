@@ -110,6 +110,16 @@ RAW: list[tuple[str, str, str, int]] = [
     ("fraction", "\\frac{7}{4}", "1\\frac{3}{5}", 0),
     ("fraction", "\\frac{3}{2}", "1.5", 1),
     ("fraction", "\\frac{3}{2}", "1.49", 0),
+    ("fraction", "\\frac13", "0.\\overline{3}", 1),  # repeating decimals: once unparsable
+    ("fraction", "\\frac16", "0.1\\overline{6}", 1),
+    ("fraction", "\\frac16", "0.1\\dot{6}", 1),
+    ("fraction", "\\frac17", "0.\\overline{142857}", 1),
+    ("fraction", "\\frac43", "1.\\overline{3}", 1),
+    ("fraction", "1", "0.\\overline{9}", 1),
+    ("fraction", "0.\\overline{3}", "\\frac{1}{3}", 1),  # as a gold: once invalid
+    ("fraction", "0.\\overline{3}", "0.333", 0),
+    ("fraction", "0.\\overline{3}", "0.\\overline{33}", 1),
+    ("fraction", "0.1\\overline{6}", "0.\\overline{16}", 0),
     # --- radicals, constants and symbolic expressions --------------------------------------
     ("expression", "\\sqrt{3+2\\sqrt2}", "1+\\sqrt2", 1),
     ("expression", "\\sqrt{3+2\\sqrt2}", "1+\\sqrt3", 0),
@@ -402,6 +412,10 @@ RAW: list[tuple[str, str, str, int]] = [
     ("text", "\\text{North East}", "north west", 0),
     ("text", "Tuesday", "\\text{Tuesday}", 1),
     ("text", "Tuesday", "\\text{Thursday}", 0),
+    ("text", "no", "No", 1),  # two letters: once read as the product n*o
+    ("text", "no", "\\text{NO}", 1),
+    ("text", "no", "on", 0),  # ... for which "on" was right
+    ("text", "no", "yes", 0),
     # --- times of day (a ratio in lowest terms stays a ratio) -----------------------------
     ("time", "12:30", "12:30", 1),
     ("time", "12:30", "0.4", 0),  # once read as the ratio 2/5
