@@ -96,10 +96,52 @@ function decode(data, resolve) {
   if (tag === "m") return new Map(body.map(([k, v]) => [inner(k), inner(v)]));
   if (tag === "o") {
     const out = {};
-    for (const [k, v] of body) out[k] = inner(v);
+    for (const [k, v] of body) setOwn(out, k, inner(v));
     return out;
   }
   throw new Error("malformed value");
+}
+
+// A data property, even one named "__proto__" (an assignment would set the prototype).
+function setOwn(object, key, value) {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+function kindOf(value) {
+  if (value === null || typeof value !== "object") return null;
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value) && proto === Array.prototype) return "l";
+  if (proto === Map.prototype) return "m";
+  if (proto === Set.prototype) return "s";
+  if (proto === Object.prototype || proto === null) return "o";
+  return null;
+}
+
+// Make `old` (an array, plain object, Map or Set) hold what `next` holds, keeping the identity
+// of `old` and of the containers inside it where their kind is unchanged (a test may hold a
+// row of a matrix). False when the two are not containers of one kind.
+function updateInPlace(old, next) {
+  const kind = kindOf(old);
+  if (kind === null || kind !== kindOf(next)) return false;
+  if (kind === "l") {
+    const common = Math.min(old.length, next.length);
+    for (let i = 0; i < common; i++) if (!updateInPlace(old[i], next[i])) old[i] = next[i];
+    for (let i = common; i < next.length; i++) old.push(next[i]);
+    old.length = next.length;
+  } else if (kind === "s") {
+    old.clear();
+    for (const v of next) old.add(v);
+  } else if (kind === "m") {
+    for (const k of Array.from(old.keys())) if (!next.has(k)) old.delete(k);
+    for (const [k, v] of next) if (!old.has(k) || !updateInPlace(old.get(k), v)) old.set(k, v);
+  } else {
+    for (const k of Object.keys(old)) if (!Object.prototype.hasOwnProperty.call(next, k)) delete old[k];
+    for (const k of Object.keys(next)) {
+      const has = Object.prototype.hasOwnProperty.call(old, k);
+      if (!has || !updateInPlace(old[k], next[k])) setOwn(old, k, next[k]);
+    }
+  }
+  return true;
 }
 
 // --- the channel: blocking line I/O on two fds ---------------------------------------------
@@ -153,6 +195,7 @@ function serve(exports) {
 
 function answer(request, exports, objects) {
   let value;
+  let args = null;
   try {
     const target = typeof request.target === "number" ? objects.get(request.target) : exports[request.target];
     if (target === undefined && typeof request.target === "string" && !(request.target in exports)) {
@@ -163,12 +206,18 @@ function answer(request, exports, objects) {
       if (typeof value === "function") value = value.bind(target);
     } else {
       const resolve = (handle) => objects.get(handle);
-      value = target(...request.args.map((arg) => decode(arg, resolve)));
+      args = request.args.map((arg) => decode(arg, resolve));
+      value = target(...args);
     }
   } catch (error) {
     const name = error && error.constructor ? String(error.constructor.name) : "Error";
     return { raise: [name, String(error && error.message).slice(0, 300)] };
   }
+  const changed = args ? mutated(request.args, args) : [];
+  return Object.assign(reply(value, objects), changed.length ? { mutated: changed } : {});
+}
+
+function reply(value, objects) {
   try {
     return { ok: encode(value) };
   } catch (error) {
@@ -177,6 +226,25 @@ function answer(request, exports, objects) {
     objects.set(handle, value);
     return { ref: handle, type: error.message };
   }
+}
+
+// [[position, new value], ...] for the arrays, plain objects, Maps and Sets the call changed,
+// as a JavaScript caller would see them changed; one that now holds something not plain is
+// left out (the tests keep their own copy).
+function mutated(sent, args) {
+  const changed = [];
+  args.forEach((arg, index) => {
+    if (kindOf(arg) === null) return;
+    let after;
+    try {
+      after = encode(arg);
+    } catch (error) {
+      if (error instanceof Unsupported) return;
+      throw error;
+    }
+    if (JSON.stringify(after) !== JSON.stringify(sent[index])) changed.push([index, after]);
+  });
+  return changed;
 }
 
 // --- the tests' side ------------------------------------------------------------------------
@@ -188,7 +256,20 @@ const ERRORS = { Error, TypeError, RangeError, ReferenceError, SyntaxError, Eval
 
 function makeLink(channel) {
   const link = { gone: false, flags: new Set() };
-  link.request = (request) => {
+  link.request = (request) => link.answer(link.exchange(request));
+  // A call's result, after the changes the program made to its array, object, Map and Set
+  // arguments were made to the tests' own (JavaScript's semantics: sorting the array it was
+  // given sorts the one the test holds).
+  link.call = (request, args) => {
+    const reply = link.exchange(request);
+    for (const [index, value] of reply.mutated || []) {
+      if (!Number.isInteger(index) || index < 0 || index >= args.length) throw new Error("malformed reply");
+      if (!updateInPlace(args[index], decode(value))) throw new Error("malformed reply");
+      link.flags.add("mutated_arguments");
+    }
+    return link.answer(reply);
+  };
+  link.exchange = (request) => {
     if (link.gone) throw new ProgramGone("the program is no longer running");
     let line = null;
     try {
@@ -202,7 +283,9 @@ function makeLink(channel) {
       link.flags.add("early_exit");
       throw new ProgramGone("the program exited before the tests finished");
     }
-    const reply = JSON.parse(line);
+    return JSON.parse(line);
+  };
+  link.answer = (reply) => {
     if ("ok" in reply) return decode(reply.ok);
     if ("ref" in reply) {
       link.flags.add("custom_type");
@@ -231,7 +314,7 @@ function plainArgs(args) {
 
 function remote(link, target) {
   return function (...args) {
-    return link.request({ op: "call", target, args: plainArgs(args) });
+    return link.call({ op: "call", target, args: plainArgs(args) }, args);
   };
 }
 

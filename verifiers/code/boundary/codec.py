@@ -36,6 +36,7 @@ _LEAVES = (type(None), bool, int, str)
 _SMALL_INT = 1 << 64
 _CONTAINERS: dict[type, str] = {list: "l", tuple: "t", set: "s", frozenset: "z"}
 _BUILDERS = {"l": list, "t": tuple, "s": set, "z": frozenset}
+_UNORDERED = frozenset("sz")
 
 
 class _Budget:
@@ -72,7 +73,10 @@ def _encode(value: Any, depth: int, budget: _Budget, refer: Any = None) -> Any:
     tag = _CONTAINERS.get(kind)
     if tag is not None:
         budget.take(len(value))
-        return {tag: [_encode(v, depth + 1, budget, refer) for v in value]}
+        members = [_encode(v, depth + 1, budget, refer) for v in value]
+        if tag in _UNORDERED:  # one text per set, whatever its iteration order
+            members.sort(key=lambda member: json.dumps(member, sort_keys=True))
+        return {tag: members}
     if kind is dict:
         budget.take(len(value))
         pairs = [

@@ -47,16 +47,16 @@ class _Server:
         try:
             target = self.target(request["target"])
             if request["op"] == "getattr":
-                value = getattr(target, request["attr"])
-            else:
-                args = [decode(a, self.objects.__getitem__) for a in request["args"]]
-                kwargs = {k: decode(v, self.objects.__getitem__) for k, v in request["kwargs"]}
-                value = target(*args, **kwargs)
+                return self.reply(getattr(target, request["attr"]))
+            args = [decode(a, self.objects.__getitem__) for a in request["args"]]
+            kwargs = {k: decode(v, self.objects.__getitem__) for k, v in request["kwargs"]}
+            value = target(*args, **kwargs)
         except _Missing as missing:
             return {"missing": str(missing)}
         except Exception as exc:  # noqa: BLE001 - the program's own exception goes back
             return {"raise": [type(exc).__name__, _message(exc)]}
-        return self.reply(value)
+        changed = _mutated(request, args, kwargs)
+        return {**self.reply(value), **({"mutated": changed} if changed else {})}
 
     def target(self, ref: Any) -> Any:
         if isinstance(ref, int):
@@ -77,6 +77,26 @@ class _Server:
 
 class _Missing(Exception):
     pass
+
+
+def _mutated(request: dict[str, Any], args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+    """``[[position or keyword, new value], ...]`` for the list, dict and set arguments
+    the call changed, as a Python caller would see them changed (an in-place sort, a
+    rotated matrix). One that now holds something not plain is left out: the tests keep
+    their own copy."""
+    sent = [*enumerate(request["args"]), *request["kwargs"]]
+    given = [*enumerate(args), *kwargs.items()]
+    changed = []
+    for (where, before), (_, value) in zip(sent, given, strict=True):
+        if type(value) not in (list, dict, set):
+            continue
+        try:
+            after = encode(value)
+        except Unsupported:
+            continue
+        if after != before:
+            changed.append([where, after])
+    return changed
 
 
 def _message(exc: BaseException) -> str:

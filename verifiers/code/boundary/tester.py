@@ -54,6 +54,26 @@ class Link:
         self.flags: set[str] = set()
 
     def request(self, message: dict[str, Any]) -> Any:
+        return self.answer(self.exchange(message))
+
+    def call(self, message: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call's result, after the changes the program made to its list, dict and set
+        arguments were made to the tests' own (Python's semantics: ``lst.sort()`` in the
+        program sorts the list the test holds)."""
+        reply = self.exchange(message)
+        for where, value in reply.get("mutated", ()):
+            if type(where) is int and 0 <= where < len(args):
+                argument = args[where]
+            elif type(where) is str and where in kwargs:
+                argument = kwargs[where]
+            else:
+                raise ValueError("malformed reply")
+            if not update_in_place(argument, decode(value)):
+                raise ValueError("malformed reply")
+            self.flags.add("mutated_arguments")
+        return self.answer(reply)
+
+    def exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.gone:
             raise ProgramGone("the program is no longer running")
         try:
@@ -66,7 +86,8 @@ class Link:
             self.gone = True
             self.flags.add("early_exit")
             raise ProgramGone("the program exited before the tests finished")
-        return self.answer(loads(line))
+        reply: dict[str, Any] = loads(line)
+        return reply
 
     def answer(self, reply: dict[str, Any]) -> Any:
         if "ok" in reply:
@@ -80,6 +101,33 @@ class Link:
             raise NameError(f"the program defines no {reply['missing']!r}")
         name, message = reply["raise"]
         raise _exception(str(name), str(message))
+
+
+_MUTABLE = (list, dict, set)
+
+
+def update_in_place(old: Any, new: Any) -> bool:
+    """Make ``old`` (a list, dict or set) hold what ``new`` holds, keeping the identity of
+    ``old`` and of the containers inside it where their type is unchanged (a test may
+    hold a row of a matrix). False when the two are not containers of one type."""
+    if type(old) is not type(new) or type(old) not in _MUTABLE:
+        return False
+    if type(old) is set:
+        old.clear()
+        old.update(new)
+    elif type(old) is list:
+        for index in range(min(len(old), len(new))):
+            if not update_in_place(old[index], new[index]):
+                old[index] = new[index]
+        del old[len(new) :]
+        old.extend(new[len(old) :])
+    else:
+        for key in [k for k in old if k not in new]:
+            del old[key]
+        for key, value in new.items():
+            if key not in old or not update_in_place(old[key], value):
+                old[key] = value
+    return True
 
 
 def _exception(name: str, message: str) -> Exception:
@@ -119,7 +167,7 @@ class _Remote:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         plain_args, plain_kwargs = _plain_args(args, kwargs)
         request = {"op": "call", "target": self._target, "args": plain_args}
-        return self._link.request({**request, "kwargs": plain_kwargs})
+        return self._link.call({**request, "kwargs": plain_kwargs}, args, kwargs)
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
