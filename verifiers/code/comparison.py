@@ -5,8 +5,11 @@ Comparators (``params.compare``; the default is ``lines``):
 - ``exact``: byte-for-byte equal text.
 - ``lines``: equal after splitting into lines (a final newline ends the last line, it is
   not a line of its own), stripping each line's surrounding whitespace and collapsing runs
-  of inner whitespace. Every line counts: a missing or extra line — blank ones included —
-  is a mismatch (unlike graders that ``zip`` the lines and forgive a short output).
+  of inner whitespace. Every line counts: a missing or extra line is a mismatch, a blank
+  one between others included (unlike graders that ``zip`` the lines and forgive a short
+  output). Blank lines at the end are trailing whitespace, not lines: a right program
+  that printed one more newline scored 0, where every judge's default comparison
+  (Codeforces', APPS', LiveCodeBench's) ignores it.
 - ``numeric``: whitespace-separated tokens, same count; two tokens that both parse as
   finite floats match when ``|a - b| <= max(abs_tol, rel_tol * |b|)`` (b: expected), other
   tokens must be equal strings.
@@ -64,8 +67,12 @@ def compare(actual: str, expected: str, how: Comparator, tol: Tolerance) -> Matc
 
 
 def normalise_lines(text: str) -> list[str]:
-    """Lines with surrounding whitespace stripped and inner runs collapsed to one space."""
-    return [" ".join(line.split()) for line in text.splitlines()]
+    """Lines with surrounding whitespace stripped and inner runs collapsed to one space,
+    without the blank lines that end the text."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 def numbers_close(a: float, b: float, tol: Tolerance) -> bool:

@@ -18,8 +18,15 @@ CASES: list[tuple[str, str, Comparator, bool]] = [
     ("1\r\n2\r\n", "1\n2\n", "lines", True),
     ("1\n", "1\n2\n", "lines", False),  # missing trailing line
     ("1\n2\n3\n", "1\n2\n", "lines", False),  # extra trailing line
-    ("1\n2\n\n", "1\n2\n", "lines", False),  # extra blank line counts too
+    ("1\n2\n\n", "1\n2\n", "lines", True),  # blank lines at the end: trailing whitespace
+    ("1\n2\n \n\t\n", "1\n2", "lines", True),
+    ("1\n2\n", "1\n2\n\n", "lines", True),
+    ("\n1\n2\n", "1\n2\n", "lines", False),  # a blank line before others counts
     ("1\n\n2\n", "1\n2\n", "lines", False),
+    ("\n\n", "", "lines", True),
+    ("\n\n", "0\n", "lines", False),
+    ("a\n\n", "a\n", "unordered_lines", True),
+    ("A\n\n", "a\n", "casefold", True),
     ("", "", "lines", True),
     ("", "0\n", "lines", False),
     ("YES\n", "yes\n", "lines", False),

@@ -27,7 +27,8 @@ CPP_SUMS = (
     'scanf("%ld %ld",&a,&b);printf("%ld\\n",a+b);}}'
 )
 CPP_SUMS_SHORT = CPP_SUMS.replace("while(n--)", "n--;while(n-->0)")  # drops the last line
-CPP_SUMS_EXTRA = CPP_SUMS.replace("}}", '}puts("");}')  # one extra blank line
+CPP_SUMS_EXTRA = CPP_SUMS.replace("}}", '}puts("");}')  # one more newline at the end
+CPP_SUMS_LEADING = CPP_SUMS.replace("while(n--)", 'puts("");while(n--)')  # a blank line first
 PY_AREA = "import math\nr=float(input())\nprint(f'{math.pi*r*r:.6f}')"
 CPP_AREA = (
     '#include <cstdio>\n#include <cmath>\nint main(){double r;scanf("%lf",&r);'
@@ -45,7 +46,9 @@ CASES: list[tuple[str, str, str, dict[str, Any], float]] = [
     ("sums", "python", PY_SUMS, {"compare": "exact"}, 0.0),
     ("sums", "cpp", CPP_SUMS, {}, 1.0),
     ("sums", "cpp", CPP_SUMS_SHORT, {}, 0.0),  # a missing trailing line is wrong
-    ("sums", "cpp", CPP_SUMS_EXTRA, {}, 0.0),  # so is an extra one
+    ("sums", "cpp", CPP_SUMS_EXTRA, {}, 1.0),  # a blank line at the end is whitespace
+    ("sums", "cpp", CPP_SUMS_EXTRA, {"compare": "exact"}, 0.0),
+    ("sums", "cpp", CPP_SUMS_LEADING, {}, 0.0),  # a blank line before others is a line
     ("area", "python", PY_AREA, {"compare": "numeric"}, 1.0),
     ("area", "python", PY_AREA, {}, 0.0),
     ("area", "cpp", CPP_AREA, {"compare": "numeric", "abs_tol": 1e-4}, 1.0),
