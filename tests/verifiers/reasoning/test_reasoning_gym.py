@@ -118,6 +118,20 @@ def test_hacks_do_not_score_and_nothing_runs(dataset: str, answer: str) -> None:
     assert not pwned.exists()
 
 
+@pytest.mark.parametrize("dataset", ["simple_integration", "intermediate_integration"])
+@pytest.mark.parametrize(
+    "template", ["Integral({f}, x) + C", "Integral({f}, x)", "integrate({f}, x) + C"]
+)
+def test_the_integral_left_unevaluated_is_no_antiderivative(dataset: str, template: str) -> None:
+    """Upstream checks an answer by differentiating it, so the integral itself, written
+    out unevaluated, passed for every entry (some golds of the pinned version are such
+    integrals: that is the generator's fallback when sympy did not integrate)."""
+    for entry in entries(dataset, size=8):
+        integrand = entry["metadata"]["integrand"]
+        answer = template.format(f=integrand)
+        assert score(dataset, entry, answer).reward == 0.0, answer
+
+
 def test_our_arithmetic_scorers_take_right_answers_in_any_form() -> None:
     [entry] = entries("puzzle24", size=1)
     a, b, c, d = entry["metadata"]["numbers"]
