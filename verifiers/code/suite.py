@@ -42,6 +42,9 @@ class Subtask(BaseModel):
     weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)
 
 
+_ENTRY_POINT = r"^[A-Za-z_][A-Za-z0-9_]*(?:\(\))?(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\(\))?)*$"
+
+
 class _Reference(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -50,7 +53,9 @@ class _Reference(BaseModel):
     fn_name: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     test: str | None = None
     tests: list[str] | None = Field(default=None, min_length=1, max_length=MAX_CASES)
-    entry_point: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    entry_point: str | None = Field(default=None, pattern=_ENTRY_POINT)
+    """What ``check`` is called with: a name, or names and empty calls joined by dots
+    (LeetCodeDataset's ``Solution().twoSum``)."""
     setup: str = ""
     checker: str | None = None
     checker_language: str = "python3"

@@ -172,3 +172,77 @@ def test_the_javascript_codec_round_trips_and_refuses_objects() -> None:
         ["node", "-e", script], capture_output=True, text=True, timeout=30, check=False
     )
     assert done.stdout.split() == ["true", "3"], done.stderr
+
+
+class _Node:
+    def __init__(self, val: Any, next: Any = None) -> None:
+        self.val = val
+        self.next = next
+
+
+class _Theirs:
+    """The receiving side's class of the same name: what a decoded node must be."""
+
+    val: Any
+    next: Any
+
+
+def _nodes(cls: type) -> codec.Nodes:
+    return codec.Nodes(frozenset({"_Node"}), {"_Node": cls}.get)
+
+
+def test_nodes_cross_as_a_graph_built_from_the_receivers_class() -> None:
+    shared = _Node(2)
+    head = _Node(1, shared)
+    cycle = _Node(3)
+    cycle.next = cycle
+    value = {"list": head, "again": shared, "cycle": cycle, "plain": [1, (2, 3)]}
+    wire = json.loads(codec.dumps(codec.encode(value, nodes=_nodes(_Node))))
+    back = codec.decode(wire, nodes=_nodes(_Theirs))
+    assert type(back["list"]) is _Theirs and back["list"].val == 1
+    assert back["list"].next is back["again"]  # shared stays shared
+    assert back["cycle"].next is back["cycle"]
+    assert back["plain"] == [1, (2, 3)]
+
+
+def test_a_chain_a_hundred_thousand_long_needs_no_recursion() -> None:
+    head = None
+    for v in range(100_000):
+        head = _Node(v, head)
+    back = codec.decode(codec.encode(head, nodes=_nodes(_Node)), nodes=_nodes(_Node))
+    count = 0
+    while back is not None:
+        back, count = back.next, count + 1
+    assert count == 100_000
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        {"g": [{"n": 0}, [["Unknown", []]]]},  # a class the receiver has not
+        {"g": [{"n": 1}, [["_Node", []]]]},  # no such node
+        {"g": [{"n": 0}, [["_Node", [[1, 2]]]]]},  # an attribute that is no name
+        {"g": [{"n": 0}]},
+        {"n": 0},  # a node outside a graph
+    ],
+)
+def test_malformed_graphs_are_refused(wire: Any) -> None:
+    with pytest.raises(ValueError, match="malformed"):
+        codec.decode(wire, nodes=_nodes(_Node))
+
+
+def test_node_classes_without_instance_dicts_do_not_cross_by_value() -> None:
+    class Slotted:
+        __slots__ = ("val",)
+
+    slotted = codec.Nodes(frozenset({"Slotted"}), {"Slotted": Slotted}.get)
+    with pytest.raises(codec.Unsupported):
+        codec.encode(Slotted(), nodes=slotted)
+    with pytest.raises(ValueError, match="malformed"):
+        codec.decode({"g": [{"n": 0}, [["Slotted", []]]]}, nodes=slotted)
+
+
+def test_the_setup_classes_are_the_nodes() -> None:
+    setup = "class ListNode:\n    pass\ndef f():\n    class Inner:\n        pass\nX = 1\n"
+    assert assembly.node_classes(setup) == ["ListNode"]
+    assert assembly.node_classes("class (") == []

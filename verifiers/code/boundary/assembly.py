@@ -91,13 +91,23 @@ def tester_case(test: str, setup: str, language: str = "python3") -> Case:
         return Case(stdin=json.dumps(spec) + "\n" + setup + "\n" + test)
     if language == "bash":  # the program names its own functions
         return Case(stdin=f"{setup}\n{test}\n")
-    spec = {"names": program_names(test, setup), "setup": setup}
+    spec = {"names": program_names(test, setup), "setup": setup, "nodes": node_classes(setup)}
     return Case(stdin=json.dumps(spec) + "\n" + test)
+
+
+def node_classes(setup: str) -> list[str]:
+    """The classes ``setup`` defines at its top level (LeetCode's ``ListNode``,
+    ``TreeNode``): their objects cross the boundary by value (`codec.Nodes`)."""
+    try:
+        tree = ast.parse(setup)
+    except SyntaxError:
+        return []
+    return sorted({node.name for node in tree.body if isinstance(node, ast.ClassDef)})
 
 
 def _python_program(code: str, setup: str) -> Program:
     """The candidate's side: ``setup`` then ``code`` as module `MODULE`, served."""
-    launcher = f"__import__({RUNTIME!r}).run({MODULE!r})\n"
+    launcher = f"__import__({RUNTIME!r}).run({MODULE!r}, {node_classes(setup)!r})\n"
     files = {f"{MODULE}.py": f"{setup}\n{code}\n", f"{RUNTIME}.py": _shipped("codec", "server")}
     return Program(language="python3", source=launcher, files=files)
 

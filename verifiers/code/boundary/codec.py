@@ -10,7 +10,13 @@ made and can never call its ``__eq__``, ``__bool__``, ``__len__`` or any other m
   ``{"c": [hex, hex]}``; ``bytes``: ``{"b": latin-1 text}``;
 - ``list`` ``{"l": [...]}``, ``tuple`` ``{"t": [...]}``, ``set`` ``{"s": [...]}``,
   ``frozenset`` ``{"z": [...]}``, ``dict`` ``{"d": [[k, v], ...]}`` (keys of any plain type);
-- an iterator or generator, materialised: ``{"l": [...]}`` (at most `MAX_ITEMS` items).
+- an iterator or generator, materialised: ``{"l": [...]}`` (at most `MAX_ITEMS` items);
+- objects of the classes the reference's ``setup`` defines (LeetCode's ``ListNode`` and
+  ``TreeNode``), given as `Nodes`: their instance attributes, as a graph (cycles, shared
+  nodes and lists a million long included): ``{"g": [value, [[class name, [[attribute,
+  value], ...]], ...]]}``, each node inside written ``{"n": index}``. The receiving side
+  builds them from *its own* class of that name (`Nodes.classes`): the tests get the
+  reference's class back, never one of the program's, whatever it sent.
 
 Types are checked exactly (``type(v) is int``): a subclass of a plain type, a class
 instance, a function or a module is *unsupported* (`Unsupported`), never converted.
@@ -39,21 +45,68 @@ _BUILDERS = {"l": list, "t": tuple, "s": set, "z": frozenset}
 _UNORDERED = frozenset("sz")
 
 
+class Nodes:
+    """The classes whose objects cross by value (the reference's ``setup`` defines them),
+    by name; ``classes`` looks a name up on this side (None: no such class here)."""
+
+    def __init__(self, names: frozenset[str], classes: Callable[[str], Any]) -> None:
+        self.names = names
+        self.classes = classes
+
+
+NO_NODES = Nodes(frozenset(), lambda name: None)
+
+
 class _Budget:
-    def __init__(self) -> None:
+    def __init__(self, nodes: Nodes = NO_NODES) -> None:
         self.left = MAX_ITEMS
+        self.nodes = nodes
+        self.index: dict[int, int] = {}
+        self.queue: list[Any] = []
 
     def take(self, count: int) -> None:
         self.left -= count
         if self.left < 0:
             raise Unsupported(f"a value with more than {MAX_ITEMS} items")
 
+    def node(self, value: Any) -> int:
+        """The index of ``value`` in the graph, added (for `encode` to write) if new."""
+        found = self.index.get(id(value))
+        if found is None:
+            self.take(1)
+            found = self.index[id(value)] = len(self.queue)
+            self.queue.append(value)
+        return found
 
-def encode(value: Any, refer: Callable[[Any], int | None] | None = None) -> Any:
+
+def encode(
+    value: Any, refer: Callable[[Any], int | None] | None = None, nodes: Nodes = NO_NODES
+) -> Any:
     """The JSON-ready form of ``value``; raises `Unsupported` for anything not plain.
     ``refer`` may name a non-plain value by a handle the other side holds (``{"r": n}``):
-    the tests send the program's own objects back to it that way."""
-    return _encode(value, 0, _Budget(), refer)
+    the tests send the program's own objects back to it that way. Objects of ``nodes``'
+    classes are written as a graph of their attributes."""
+    budget = _Budget(nodes)
+    root = _encode(value, 0, budget, refer)
+    if not budget.queue:
+        return root
+    graph = []
+    for node in budget.queue:  # grows as nodes name others: no recursion along a chain
+        attributes = _attributes(node)
+        budget.take(len(attributes))
+        pairs = [[k, _encode(v, 1, budget, refer)] for k, v in attributes.items()]
+        graph.append([type(node).__name__, pairs])
+    return {"g": [root, graph]}
+
+
+def _attributes(node: Any) -> dict[str, Any]:
+    try:
+        attributes = vars(node)
+    except TypeError:  # __slots__: no instance dict
+        raise Unsupported(_type_name(node)) from None
+    if type(attributes) is not dict or not all(type(k) is str for k in attributes):
+        raise Unsupported(_type_name(node))
+    return attributes
 
 
 def _encode(value: Any, depth: int, budget: _Budget, refer: Any = None) -> Any:
@@ -84,6 +137,8 @@ def _encode(value: Any, depth: int, budget: _Budget, refer: Any = None) -> Any:
             for k, v in value.items()
         ]
         return {"d": pairs}
+    if kind.__name__ in budget.nodes.names and not isinstance(value, type):
+        return {"n": budget.node(value)}
     if _is_iterator(value):
         items: list[Any] = []
         for item in value:
@@ -114,14 +169,52 @@ def has_custom_eq(value: Any) -> bool:
     return any("__eq__" in vars(base) for base in kind.__mro__ if base.__module__ != "builtins")
 
 
-def decode(data: Any, resolve: Callable[[int], Any] | None = None) -> Any:
+def decode(data: Any, resolve: Callable[[int], Any] | None = None, nodes: Nodes = NO_NODES) -> Any:
     """The plain value for the JSON-ready ``data`` (the inverse of `encode`); ``resolve``
-    turns a handle ``{"r": n}`` back into the object it names (else: malformed)."""
+    turns a handle ``{"r": n}`` back into the object it names (else: malformed); a graph's
+    nodes are built from ``nodes``' classes (a name it has no class for: malformed)."""
+    if type(data) is dict and len(data) == 1 and type(data.get("g")) is list:
+        return _decode_graph(data["g"], resolve, nodes)
+    return _decode(data, resolve, None)
+
+
+def _decode_graph(body: list[Any], resolve: Any, nodes: Nodes) -> Any:
+    if len(body) != 2 or type(body[1]) is not list:
+        raise ValueError("malformed value")
+    root, graph = body
+    built = [_new_node(entry, nodes) for entry in graph]
+    for node, (_, pairs) in zip(built, graph, strict=True):
+        state = node.__dict__
+        for key, value in pairs:
+            if type(key) is not str:
+                raise ValueError("malformed value")
+            state[key] = _decode(value, resolve, built)
+    return _decode(root, resolve, built)
+
+
+def _new_node(entry: Any, nodes: Nodes) -> Any:
+    if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
+        raise ValueError("malformed value")
+    found = nodes.classes(entry[0]) if entry[0] in nodes.names else None
+    if not isinstance(found, type) or type(entry[1]) is not list:
+        raise ValueError("malformed value")
+    cls: Any = found
+    try:
+        node = cls.__new__(cls)
+        node.__dict__  # noqa: B018 - a class without instance dicts cannot take the state
+    except Exception:  # noqa: BLE001 - a class's own __new__ may raise anything
+        raise ValueError("malformed value") from None
+    return node
+
+
+def _decode(data: Any, resolve: Any, built: list[Any] | None) -> Any:
     if data is None or type(data) in (bool, int, str):
         return data
     if type(data) is not dict or len(data) != 1:
         raise ValueError("malformed value")
     ((tag, body),) = data.items()
+    if tag == "n" and built is not None and type(body) is int and 0 <= body < len(built):
+        return built[body]
     if tag == "r" and resolve is not None and type(body) is int:
         return resolve(body)
     if tag == "i":
@@ -133,11 +226,11 @@ def decode(data: Any, resolve: Callable[[int], Any] | None = None) -> Any:
     if tag == "b":
         return body.encode("latin-1")
     if tag == "d":
-        return {decode(k, resolve): decode(v, resolve) for k, v in body}
+        return {_decode(k, resolve, built): _decode(v, resolve, built) for k, v in body}
     builder = _BUILDERS.get(tag)
     if builder is None:
         raise ValueError("malformed value")
-    return builder(decode(v, resolve) for v in body)
+    return builder(_decode(v, resolve, built) for v in body)
 
 
 def dumps(message: Any) -> str:

@@ -20,6 +20,7 @@ import traceback
 from typing import Any
 
 from referee.verifiers.code.boundary.codec import (
+    Nodes,
     Unsupported,
     decode,
     dumps,
@@ -32,8 +33,9 @@ MAX_MESSAGE_CHARS = 300
 
 
 class _Server:
-    def __init__(self, namespace: dict[str, Any], reader: Any, writer: Any) -> None:
+    def __init__(self, namespace: dict[str, Any], nodes: Nodes, reader: Any, writer: Any) -> None:
         self.namespace = namespace
+        self.nodes = nodes
         self.reader = reader
         self.writer = writer
         self.objects: dict[int, Any] = {}
@@ -48,14 +50,15 @@ class _Server:
             target = self.target(request["target"])
             if request["op"] == "getattr":
                 return self.reply(getattr(target, request["attr"]))
-            args = [decode(a, self.objects.__getitem__) for a in request["args"]]
-            kwargs = {k: decode(v, self.objects.__getitem__) for k, v in request["kwargs"]}
+            resolve = self.objects.__getitem__
+            args = [decode(a, resolve, self.nodes) for a in request["args"]]
+            kwargs = {k: decode(v, resolve, self.nodes) for k, v in request["kwargs"]}
             value = target(*args, **kwargs)
         except _Missing as missing:
             return {"missing": str(missing)}
         except Exception as exc:  # noqa: BLE001 - the program's own exception goes back
             return {"raise": [type(exc).__name__, _message(exc)]}
-        changed = _mutated(request, args, kwargs)
+        changed = _mutated(request, args, kwargs, self.nodes)
         return {**self.reply(value), **({"mutated": changed} if changed else {})}
 
     def target(self, ref: Any) -> Any:
@@ -67,7 +70,7 @@ class _Server:
 
     def reply(self, value: Any) -> dict[str, Any]:
         try:
-            return {"ok": encode(value)}
+            return {"ok": encode(value, nodes=self.nodes)}
         except Unsupported as unsupported:
             handle = len(self.objects) + 1
             self.objects[handle] = value
@@ -79,7 +82,9 @@ class _Missing(Exception):
     pass
 
 
-def _mutated(request: dict[str, Any], args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+def _mutated(
+    request: dict[str, Any], args: list[Any], kwargs: dict[str, Any], nodes: Nodes
+) -> list[Any]:
     """``[[position or keyword, new value], ...]`` for the list, dict and set arguments
     the call changed, as a Python caller would see them changed (an in-place sort, a
     rotated matrix). One that now holds something not plain is left out: the tests keep
@@ -91,7 +96,7 @@ def _mutated(request: dict[str, Any], args: list[Any], kwargs: dict[str, Any]) -
         if type(value) not in (list, dict, set):
             continue
         try:
-            after = encode(value)
+            after = encode(value, nodes=nodes)
         except Unsupported:
             continue
         if after != before:
@@ -107,10 +112,11 @@ def _message(exc: BaseException) -> str:
     return text[:MAX_MESSAGE_CHARS]
 
 
-def run(module: str) -> None:
+def run(module: str, nodes: list[str] | None = None) -> None:
     """Import the candidate's ``module`` (its top level runs as an imported module, as in
     the reference harnesses: an ``if __name__ == "__main__"`` block does not), then serve
-    its names. A module that fails to import exits with status 1 and its traceback."""
+    its names; objects of the classes named in ``nodes`` cross by value (`codec.Nodes`).
+    A module that fails to import exits with status 1 and its traceback."""
     try:
         namespace = vars(importlib.import_module(module))
     except BaseException as exc:
@@ -118,16 +124,17 @@ def run(module: str) -> None:
             raise
         traceback.print_exc()
         sys.exit(1)
-    serve(namespace)
+    serve(namespace, nodes or [])
 
 
-def serve(namespace: dict[str, Any]) -> None:
+def serve(namespace: dict[str, Any], nodes: list[str]) -> None:
     """Answer requests until the tests close the channel."""
     sys.stdout.flush()
     reader = os.fdopen(int(os.environ["REFEREE_CHANNEL_IN"]), "r", encoding="utf-8")
     writer = os.fdopen(int(os.environ["REFEREE_CHANNEL_OUT"]), "w", encoding="utf-8")
     try:
-        _Server(namespace, reader, writer).run()
+        crossing = Nodes(frozenset(nodes), namespace.get)
+        _Server(namespace, crossing, reader, writer).run()
     except BrokenPipeError:
         pass
     except Exception:  # noqa: BLE001 - a broken channel ends the run; say why on stderr

@@ -23,7 +23,15 @@ import sys
 import traceback
 from typing import Any, NoReturn
 
-from referee.verifiers.code.boundary.codec import Unsupported, decode, dumps, encode, loads
+from referee.verifiers.code.boundary.codec import (
+    NO_NODES,
+    Nodes,
+    Unsupported,
+    decode,
+    dumps,
+    encode,
+    loads,
+)
 
 VERDICT_MARK = "@@referee-verdict@@ "
 MAX_MESSAGE_CHARS = 300
@@ -52,6 +60,8 @@ class Link:
         self.writer = writer
         self.gone = False
         self.flags: set[str] = set()
+        self.nodes = NO_NODES
+        """The setup's classes, whose objects cross by value (set once setup ran)."""
 
     def request(self, message: dict[str, Any]) -> Any:
         return self.answer(self.exchange(message))
@@ -68,7 +78,7 @@ class Link:
                 argument = kwargs[where]
             else:
                 raise ValueError("malformed reply")
-            if not update_in_place(argument, decode(value)):
+            if not update_in_place(argument, decode(value, nodes=self.nodes)):
                 raise ValueError("malformed reply")
             self.flags.add("mutated_arguments")
         return self.answer(reply)
@@ -91,7 +101,7 @@ class Link:
 
     def answer(self, reply: dict[str, Any]) -> Any:
         if "ok" in reply:
-            return decode(reply["ok"])
+            return decode(reply["ok"], nodes=self.nodes)
         if "ref" in reply:
             self.flags.add("custom_type")
             if reply.get("custom_eq"):
@@ -145,14 +155,15 @@ def _handle(value: Any) -> int | None:
     return value._target if isinstance(value, ProgramObject) else None
 
 
-def _plain_args(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+def _plain_args(args: tuple[Any, ...], kwargs: dict[str, Any], nodes: Nodes) -> tuple[Any, Any]:
     try:
-        plain_args = [encode(a, _handle) for a in args]
-        return plain_args, [[k, encode(v, _handle)] for k, v in kwargs.items()]
+        plain_args = [encode(a, _handle, nodes) for a in args]
+        return plain_args, [[k, encode(v, _handle, nodes)] for k, v in kwargs.items()]
     except Unsupported as exc:
         raise HarnessError(
             f"the test passes a {exc} to the program; only plain values cross "
-            "(None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)"
+            "(None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, "
+            "and objects of the classes the reference's setup defines)"
         ) from None
 
 
@@ -165,7 +176,7 @@ class _Remote:
         object.__setattr__(self, "_label", label)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        plain_args, plain_kwargs = _plain_args(args, kwargs)
+        plain_args, plain_kwargs = _plain_args(args, kwargs, self._link.nodes)
         request = {"op": "call", "target": self._target, "args": plain_args}
         return self._link.call({**request, "kwargs": plain_kwargs}, args, kwargs)
 
@@ -207,6 +218,7 @@ def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
         return verdict
     try:
         exec(setup, scope)
+        link.nodes = Nodes(frozenset(spec.get("nodes", ())), scope.get)
         exec(code, scope)
         verdict["passed"] = not link.gone
     except HarnessError as exc:
