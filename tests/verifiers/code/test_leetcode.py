@@ -166,6 +166,83 @@ class Solution:
         return TreeNode(4)
 """
 
+CYCLE = _reference(
+    "    head = list_node([3, 2, 0, -4])\n"
+    "    tail = head.next.next.next\n"
+    "    tail.next = head.next\n"
+    "    assert candidate(head) is head.next  # the test's own node\n",
+    "Solution().detectCycle",
+)
+REORDER = _reference(
+    "    head = list_node([1, 2, 3, 4, 5])\n"
+    "    second = head.next\n"
+    "    assert candidate(head) is None\n"
+    "    assert is_same_list(head, list_node([1, 5, 2, 4, 3]))\n"
+    "    assert head.next.next is second  # relinked, the same nodes\n",
+    "Solution().reorderList",
+)
+DELETE = _reference(
+    "    head = list_node([4, 5, 1, 9])\n"
+    "    candidate(head.next)  # only that node is given\n"
+    "    assert is_same_list(head, list_node([4, 1, 9]))\n",
+    "Solution().deleteNode",
+)
+DETECT_CYCLE = """
+class Solution:
+    def detectCycle(self, head):
+        seen = set()
+        while head and id(head) not in seen:
+            seen.add(id(head))
+            head = head.next
+        return head
+"""
+A_COPY_OF_THE_NODE = """
+class Solution:
+    def detectCycle(self, head):
+        return ListNode(head.next.val)
+"""
+REORDER_LIST = """
+class Solution:
+    def reorderList(self, head):
+        nodes = []
+        while head:
+            nodes.append(head)
+            head = head.next
+        i, j = 0, len(nodes) - 1
+        while i < j:
+            nodes[i].next = nodes[j]
+            i += 1
+            if i == j:
+                break
+            nodes[j].next = nodes[i]
+            j -= 1
+        nodes[i].next = None
+"""
+REORDER_BY_VALUES = """
+class Solution:
+    def reorderList(self, head):  # the right values, but in new nodes
+        values, node = [], head
+        while node:
+            values.append(node.val)
+            node = node.next
+        order = []
+        while values:
+            order.append(values.pop(0))
+            if values:
+                order.append(values.pop())
+        node = head
+        for v in order[1:]:
+            node.next = ListNode(v)
+            node = node.next
+"""
+DELETE_NODE = """
+class Solution:
+    def deleteNode(self, node):
+        node.val = node.next.val
+        node.next = node.next.next
+"""
+
+
 CASES = [
     # (name, code, reference, reward)
     ("max depth", MAX_DEPTH, DEPTH, 1.0),
@@ -177,6 +254,11 @@ CASES = [
     ("a node that equals anything, by helper", ALWAYS_EQUAL_NODE, REVERSE, 0.0),
     ("a value that equals anything inside a node", ALWAYS_EQUAL_VALUE, REVERSE, 0.0),
     ("a class of its own named TreeNode", NODES_OF_A_CLASS_IT_NAMES_SO, INVERT, 0.0),
+    ("the node where a cycle starts", DETECT_CYCLE, CYCLE, 1.0),
+    ("a copy of that node", A_COPY_OF_THE_NODE, CYCLE, 0.0),
+    ("a list reordered in place", REORDER_LIST, REORDER, 1.0),
+    ("the values reordered in new nodes", REORDER_BY_VALUES, REORDER, 0.0),
+    ("a node deleted from inside", DELETE_NODE, DELETE, 1.0),
 ]
 
 

@@ -27,7 +27,7 @@ standard library and keeps to the Python the sandbox runs.
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 MAX_DEPTH = 64
@@ -85,18 +85,71 @@ def encode(
     """The JSON-ready form of ``value``; raises `Unsupported` for anything not plain.
     ``refer`` may name a non-plain value by a handle the other side holds (``{"r": n}``):
     the tests send the program's own objects back to it that way. Objects of ``nodes``'
-    classes are written as a graph of their attributes."""
-    budget = _Budget(nodes)
-    root = _encode(value, 0, budget, refer)
-    if not budget.queue:
-        return root
-    graph = []
-    for node in budget.queue:  # grows as nodes name others: no recursion along a chain
+    classes are written as a graph of their attributes (``{"g": [value, graph]}``)."""
+    exchange = Exchange(nodes, refer=refer)
+    [root] = exchange.attempt([value])
+    return {"g": [root, exchange.graph]} if exchange.graph else root
+
+
+class Exchange:
+    """The node objects one call shares, by index: first the ``known`` ones (what the tests
+    sent, as this side rebuilt them), then new ones in the order values reach them. Values
+    written through it name a node ``{"n": index}``; `graph` holds the new nodes' classes
+    and attributes, written as they are met (no recursion along a chain)."""
+
+    def __init__(
+        self,
+        nodes: Nodes,
+        known: Sequence[Any] = (),
+        refer: Callable[[Any], int | None] | None = None,
+    ) -> None:
+        self._budget = _Budget(nodes)
+        for node in known:
+            self._budget.node(node)
+        self._refer = refer
+        self.known = len(known)
+        self.graph: list[Any] = []
+
+    @property
+    def objects(self) -> list[Any]:
+        """Every node, by index."""
+        return self._budget.queue
+
+    def attempt(self, values: Sequence[Any]) -> list[Any]:
+        """``values`` written, and every new node they reach; on `Unsupported` nothing of
+        this attempt is kept (and it is raised)."""
+        written: list[Any] = self._atomically(lambda: [self._value(v) for v in values])
+        return written
+
+    def state(self, index: int) -> list[Any]:
+        """Node ``index``'s attributes written (``[[name, value], ...]``), atomically."""
+        pairs: list[Any] = self._atomically(lambda: self._pairs(self._budget.queue[index]))
+        return pairs
+
+    def _value(self, value: Any) -> Any:
+        return _encode(value, 0, self._budget, self._refer)
+
+    def _pairs(self, node: Any) -> list[Any]:
         attributes = _attributes(node)
-        budget.take(len(attributes))
-        pairs = [[k, _encode(v, 1, budget, refer)] for k, v in attributes.items()]
-        graph.append([type(node).__name__, pairs])
-    return {"g": [root, graph]}
+        self._budget.take(len(attributes))
+        return [[k, _encode(v, 1, self._budget, self._refer)] for k, v in attributes.items()]
+
+    def _atomically(self, write: Callable[[], Any]) -> Any:
+        queue, budget = self._budget.queue, self._budget
+        mark = (len(queue), len(self.graph), budget.left)
+        try:
+            written = write()
+            while self.known + len(self.graph) < len(queue):
+                node = queue[self.known + len(self.graph)]
+                self.graph.append([type(node).__name__, self._pairs(node)])
+        except Unsupported:
+            for node in queue[mark[0] :]:
+                del budget.index[id(node)]
+            del queue[mark[0] :]
+            del self.graph[mark[1] :]
+            budget.left = mark[2]
+            raise
+        return written
 
 
 def _attributes(node: Any) -> dict[str, Any]:
@@ -169,27 +222,53 @@ def has_custom_eq(value: Any) -> bool:
     return any("__eq__" in vars(base) for base in kind.__mro__ if base.__module__ != "builtins")
 
 
-def decode(data: Any, resolve: Callable[[int], Any] | None = None, nodes: Nodes = NO_NODES) -> Any:
+def decode(
+    data: Any,
+    resolve: Callable[[int], Any] | None = None,
+    nodes: Nodes = NO_NODES,
+    built: list[Any] | None = None,
+) -> Any:
     """The plain value for the JSON-ready ``data`` (the inverse of `encode`); ``resolve``
-    turns a handle ``{"r": n}`` back into the object it names (else: malformed); a graph's
-    nodes are built from ``nodes``' classes (a name it has no class for: malformed)."""
+    turns a handle ``{"r": n}`` back into the object it names (else: malformed); a node
+    ``{"n": i}`` is ``built[i]`` (see `build_nodes`), a whole graph is built from
+    ``nodes``' classes (a name it has no class for: malformed)."""
     if type(data) is dict and len(data) == 1 and type(data.get("g")) is list:
-        return _decode_graph(data["g"], resolve, nodes)
-    return _decode(data, resolve, None)
+        body = data["g"]
+        if len(body) != 2:
+            raise ValueError("malformed value")
+        graph: list[Any] = []
+        build_nodes(body[1], nodes, graph, resolve)
+        return _decode(body[0], resolve, graph)
+    return _decode(data, resolve, built)
 
 
-def _decode_graph(body: list[Any], resolve: Any, nodes: Nodes) -> Any:
-    if len(body) != 2 or type(body[1]) is not list:
+def build_nodes(
+    graph: Any, nodes: Nodes, built: list[Any], resolve: Callable[[int], Any] | None = None
+) -> None:
+    """Append to ``built`` the objects ``graph`` (``[[class name, attributes], ...]``)
+    describes, made from ``nodes``' classes, then give them their attributes (which may
+    name any node of ``built``)."""
+    if type(graph) is not list:
         raise ValueError("malformed value")
-    root, graph = body
-    built = [_new_node(entry, nodes) for entry in graph]
-    for node, (_, pairs) in zip(built, graph, strict=True):
-        state = node.__dict__
-        for key, value in pairs:
-            if type(key) is not str:
-                raise ValueError("malformed value")
-            state[key] = _decode(value, resolve, built)
-    return _decode(root, resolve, built)
+    start = len(built)
+    built.extend(_new_node(entry, nodes) for entry in graph)
+    for node, (_, pairs) in zip(built[start:], graph, strict=True):
+        set_state(node, pairs, built, resolve)
+
+
+def set_state(
+    node: Any, pairs: Any, built: list[Any], resolve: Callable[[int], Any] | None = None
+) -> None:
+    """Make ``node``'s attributes exactly ``pairs`` (``[[name, value], ...]``)."""
+    if type(pairs) is not list:
+        raise ValueError("malformed value")
+    state = {}
+    for pair in pairs:
+        if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+            raise ValueError("malformed value")
+        state[pair[0]] = _decode(pair[1], resolve, built)
+    node.__dict__.clear()
+    node.__dict__.update(state)
 
 
 def _new_node(entry: Any, nodes: Nodes) -> Any:

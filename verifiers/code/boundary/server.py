@@ -20,11 +20,12 @@ import traceback
 from typing import Any
 
 from referee.verifiers.code.boundary.codec import (
+    Exchange,
     Nodes,
     Unsupported,
+    build_nodes,
     decode,
     dumps,
-    encode,
     has_custom_eq,
     loads,
 )
@@ -46,20 +47,28 @@ class _Server:
             self.writer.flush()
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        built: list[Any] = []
         try:
             target = self.target(request["target"])
             if request["op"] == "getattr":
-                return self.reply(getattr(target, request["attr"]))
+                out = Exchange(self.nodes)
+                message = self.reply(getattr(target, request["attr"]), out)
+                return {**message, **({"graph": out.graph} if out.graph else {})}
             resolve = self.objects.__getitem__
-            args = [decode(a, resolve, self.nodes) for a in request["args"]]
-            kwargs = {k: decode(v, resolve, self.nodes) for k, v in request["kwargs"]}
+            build_nodes(request.get("graph", []), self.nodes, built, resolve)
+            args = [decode(a, resolve, built=built) for a in request["args"]]
+            kwargs = {k: decode(v, resolve, built=built) for k, v in request["kwargs"]}
             value = target(*args, **kwargs)
         except _Missing as missing:
             return {"missing": str(missing)}
         except Exception as exc:  # noqa: BLE001 - the program's own exception goes back
             return {"raise": [type(exc).__name__, _message(exc)]}
-        changed = _mutated(request, args, kwargs, self.nodes)
-        return {**self.reply(value), **({"mutated": changed} if changed else {})}
+        out = Exchange(self.nodes, built)
+        message = self.reply(value, out)
+        mutated = _mutated(request, args, kwargs, out)
+        changed = _changed(request.get("graph", []), out)
+        extra = {"mutated": mutated, "changed": changed, "graph": out.graph}
+        return {**message, **{k: v for k, v in extra.items() if v}}
 
     def target(self, ref: Any) -> Any:
         if isinstance(ref, int):
@@ -68,9 +77,10 @@ class _Server:
             raise _Missing(ref)
         return self.namespace[ref]
 
-    def reply(self, value: Any) -> dict[str, Any]:
+    def reply(self, value: Any, out: Exchange) -> dict[str, Any]:
         try:
-            return {"ok": encode(value, nodes=self.nodes)}
+            [plain] = out.attempt([value])
+            return {"ok": plain}
         except Unsupported as unsupported:
             handle = len(self.objects) + 1
             self.objects[handle] = value
@@ -83,7 +93,7 @@ class _Missing(Exception):
 
 
 def _mutated(
-    request: dict[str, Any], args: list[Any], kwargs: dict[str, Any], nodes: Nodes
+    request: dict[str, Any], args: list[Any], kwargs: dict[str, Any], out: Exchange
 ) -> list[Any]:
     """``[[position or keyword, new value], ...]`` for the list, dict and set arguments
     the call changed, as a Python caller would see them changed (an in-place sort, a
@@ -96,11 +106,26 @@ def _mutated(
         if type(value) not in (list, dict, set):
             continue
         try:
-            after = encode(value, nodes=nodes)
+            [after] = out.attempt([value])
         except Unsupported:
             continue
         if after != before:
             changed.append([where, after])
+    return changed
+
+
+def _changed(graph: list[Any], out: Exchange) -> list[Any]:
+    """``[[index, attributes], ...]`` for the nodes the tests sent whose attributes the
+    call changed (a list reordered in place, a tree flattened): the tests' own nodes
+    are changed to match. One that now holds something not plain is left as it was."""
+    changed = []
+    for index, (_, before) in enumerate(graph):
+        try:
+            after = out.state(index)
+        except Unsupported:
+            continue
+        if after != before:
+            changed.append([index, after])
     return changed
 
 

@@ -25,12 +25,14 @@ from typing import Any, NoReturn
 
 from referee.verifiers.code.boundary.codec import (
     NO_NODES,
+    Exchange,
     Nodes,
     Unsupported,
+    build_nodes,
     decode,
     dumps,
-    encode,
     loads,
+    set_state,
 )
 
 VERDICT_MARK = "@@referee-verdict@@ "
@@ -64,13 +66,28 @@ class Link:
         """The setup's classes, whose objects cross by value (set once setup ran)."""
 
     def request(self, message: dict[str, Any]) -> Any:
-        return self.answer(self.exchange(message))
-
-    def call(self, message: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A call's result, after the changes the program made to its list, dict and set
-        arguments were made to the tests' own (Python's semantics: ``lst.sort()`` in the
-        program sorts the list the test holds)."""
         reply = self.exchange(message)
+        return self.answer(reply, self._built(reply, []))
+
+    def call(
+        self,
+        message: dict[str, Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        sent: list[Any],
+    ) -> Any:
+        """A call's result, after the changes the program made to its arguments were made
+        to the tests' own (Python's semantics: ``lst.sort()`` in the program sorts the list
+        the test holds; a list of nodes relinked in place is relinked here). ``sent``: the
+        nodes the message carries, by index; a node the program returns or links to that
+        it was sent is the test's own object."""
+        reply = self.exchange(message)
+        built = self._built(reply, sent)
+        for index, pairs in reply.get("changed", ()):
+            if type(index) is not int or not 0 <= index < len(sent):
+                raise ValueError("malformed reply")
+            set_state(sent[index], pairs, built)
+            self.flags.add("mutated_arguments")
         for where, value in reply.get("mutated", ()):
             if type(where) is int and 0 <= where < len(args):
                 argument = args[where]
@@ -78,10 +95,16 @@ class Link:
                 argument = kwargs[where]
             else:
                 raise ValueError("malformed reply")
-            if not update_in_place(argument, decode(value, nodes=self.nodes)):
+            if not update_in_place(argument, decode(value, built=built)):
                 raise ValueError("malformed reply")
             self.flags.add("mutated_arguments")
-        return self.answer(reply)
+        return self.answer(reply, built)
+
+    def _built(self, reply: dict[str, Any], sent: list[Any]) -> list[Any]:
+        """The nodes a reply may name: those sent, then the new ones it describes."""
+        built = list(sent)
+        build_nodes(reply.get("graph", []), self.nodes, built)
+        return built
 
     def exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.gone:
@@ -99,9 +122,9 @@ class Link:
         reply: dict[str, Any] = loads(line)
         return reply
 
-    def answer(self, reply: dict[str, Any]) -> Any:
+    def answer(self, reply: dict[str, Any], built: list[Any]) -> Any:
         if "ok" in reply:
-            return decode(reply["ok"], nodes=self.nodes)
+            return decode(reply["ok"], built=built)
         if "ref" in reply:
             self.flags.add("custom_type")
             if reply.get("custom_eq"):
@@ -155,10 +178,9 @@ def _handle(value: Any) -> int | None:
     return value._target if isinstance(value, ProgramObject) else None
 
 
-def _plain_args(args: tuple[Any, ...], kwargs: dict[str, Any], nodes: Nodes) -> tuple[Any, Any]:
+def _plain(out: Exchange, values: list[Any]) -> list[Any]:
     try:
-        plain_args = [encode(a, _handle, nodes) for a in args]
-        return plain_args, [[k, encode(v, _handle, nodes)] for k, v in kwargs.items()]
+        return out.attempt(values)
     except Unsupported as exc:
         raise HarnessError(
             f"the test passes a {exc} to the program; only plain values cross "
@@ -176,9 +198,13 @@ class _Remote:
         object.__setattr__(self, "_label", label)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        plain_args, plain_kwargs = _plain_args(args, kwargs, self._link.nodes)
+        out = Exchange(self._link.nodes, refer=_handle)
+        plain_args = _plain(out, list(args))
+        values = _plain(out, list(kwargs.values()))
+        plain_kwargs = [[k, v] for k, v in zip(kwargs, values, strict=True)]
         request = {"op": "call", "target": self._target, "args": plain_args}
-        return self._link.call({**request, "kwargs": plain_kwargs}, args, kwargs)
+        request |= {"kwargs": plain_kwargs, **({"graph": out.graph} if out.graph else {})}
+        return self._link.call(request, args, kwargs, out.objects)
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
