@@ -268,6 +268,8 @@ def test_leetcode_items(
 ) -> None:
     [result] = score_many([code_item(fenced(code), reference)])
     assert (result.status, result.reward) == (Status.OK, reward), result
+    if reward:  # Solution() crossed as a handle, and was only called: no attempt to flag
+        assert "custom_type" not in result.details.get("flags", ()), result.details
 
 
 @pytest.mark.parametrize("entry_point", ["Solution().maxDepth", "maxDepth", "a.b().c"])

@@ -64,6 +64,10 @@ class Link:
         self.flags: set[str] = set()
         self.nodes = NO_NODES
         """The setup's classes, whose objects cross by value (set once setup ran)."""
+        self.arrived: set[str] = set()
+        """Flags for the program objects that came back: they explain a failed run (an
+        always-equal object handed back to the program, or tested with ``is``), and are
+        no attempt in a passing one (LeetCode's ``Solution()``)."""
 
     def request(self, message: dict[str, Any]) -> Any:
         reply = self.exchange(message)
@@ -126,10 +130,9 @@ class Link:
         if "ok" in reply:
             return decode(reply["ok"], built=built)
         if "ref" in reply:
-            self.flags.add("custom_type")
-            if reply.get("custom_eq"):
-                self.flags.add("custom_eq")
-            return ProgramObject(self, int(reply["ref"]), str(reply.get("type", "?")))
+            label, custom_eq = str(reply.get("type", "?")), bool(reply.get("custom_eq"))
+            self.arrived |= {"custom_type", "custom_eq"} if custom_eq else {"custom_type"}
+            return ProgramObject(self, int(reply["ref"]), label, custom_eq)
         if "missing" in reply:
             raise NameError(f"the program defines no {reply['missing']!r}")
         name, message = reply["raise"]
@@ -216,9 +219,20 @@ class _Remote:
 
 
 class ProgramObject(_Remote):
-    """An object of the program that is not plain data: usable, never comparable."""
+    """An object of the program that is not plain data: usable, never comparable. The
+    run is flagged ``custom_type`` (and ``custom_eq`` when its class defines equality)
+    when the test tries to compare it, or when it fails after one arrived
+    (`Link.arrived`): LeetCode's ``Solution()`` is such an object on every item, and
+    flags explain a 0."""
+
+    def __init__(self, link: Link, target: int, label: str, custom_eq: bool) -> None:
+        super().__init__(link, target, label)
+        object.__setattr__(self, "_custom_eq", custom_eq)
 
     def _refuse(self, *args: Any) -> NoReturn:
+        self._link.flags.add("custom_type")
+        if self._custom_eq:
+            self._link.flags.add("custom_eq")
         raise TypeError(
             f"the program returned a {self._label}, not plain data: it cannot be compared"
         )
@@ -261,6 +275,8 @@ def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
         verdict["passed"] = False
         verdict["message"] = verdict["message"] or "the program exited before the tests finished"
     verdict["message"] = verdict["message"][:MAX_MESSAGE_CHARS]
+    if not verdict["passed"]:
+        link.flags |= link.arrived
     verdict["flags"] = sorted(link.flags)
     return verdict
 
