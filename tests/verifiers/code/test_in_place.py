@@ -55,6 +55,12 @@ CASES = [
     ("a keyword argument", "def bump(counts, key):\n    counts[key] = 1", KEYWORD, 1.0),
     ("a set", "def add_two(s):\n    s.add(2)", SET_TEST, 1.0),
     (
+        "the argument changed to match its result",  # the test's expected list is not sent
+        "def sort_in_place(lst):\n    lst[:] = [9]\n    return lst",
+        {"tests": ["expected = [1, 2, 3]\nassert sort_in_place([3, 1, 2]) == expected"]},
+        0.0,
+    ),
+    (
         "an object put in the list",
         "class Box:\n    pass\ndef sort_in_place(lst):\n    lst[:] = [Box(), Box(), Box()]",
         SORT_TEST,
@@ -105,15 +111,6 @@ def test_in_place_changes_reach_a_javascript_test(
     assert (result.status, result.reward) == (Status.OK, reward), result
     if reward:
         assert "mutated_arguments" in result.details["flags"]
-
-
-def test_a_test_that_compares_with_a_literal_cannot_be_reached() -> None:
-    """The expected values a test writes are its own objects, never sent: changing the
-    arguments cannot change them (only a test comparing with its own argument can)."""
-    expected = [1, 2, 3]
-    argument = [3, 1, 2]
-    assert update_in_place(argument, [9])
-    assert expected == [1, 2, 3] and argument == [9]
 
 
 @pytest.mark.parametrize(
