@@ -7,6 +7,7 @@ import json
 import math
 import shutil
 import subprocess
+import sys
 from importlib import resources
 from typing import Any
 
@@ -246,3 +247,15 @@ def test_the_setup_classes_are_the_nodes() -> None:
     setup = "class ListNode:\n    pass\ndef f():\n    class Inner:\n        pass\nX = 1\n"
     assert assembly.node_classes(setup) == ["ListNode"]
     assert assembly.node_classes("class (") == []
+
+
+def test_the_shipped_runtime_runs_from_bytecode_or_else_from_source() -> None:
+    """Bytecode compiled once on the host where the sandbox's interpreter reads it; the
+    source where it does not (another Python): the same functions either way."""
+    shipped = assembly.program("def f():\n    pass\n", "").files[f"{assembly.RUNTIME}.py"]
+    tag = repr(sys.implementation.cache_tag)
+    assert tag in shipped
+    for text in (shipped, shipped.replace(tag, repr("another-python"))):
+        namespace: dict[str, Any] = {"__name__": assembly.RUNTIME}
+        exec(text, namespace)
+        assert callable(namespace["run"]) and callable(namespace["encode"])

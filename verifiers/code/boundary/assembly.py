@@ -11,9 +11,12 @@ and ``boundary.js`` for JavaScript: what is tested here is what runs there.
 from __future__ import annotations
 
 import ast
+import base64
 import builtins
 import json
+import marshal
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -37,6 +40,28 @@ class TestVerdict:
 
 
 @cache
+@cache
+def _compiled(*modules: str, tail: str = "", filename: str = "") -> str:
+    """The shipped ``modules`` (and ``tail``) as a module that runs bytecode compiled here,
+    once, when the interpreter that loads it reads the same bytecode (its cache tag is
+    ours), and compiles the source otherwise. Compiling the ~25 KB of the boundary in
+    every case cost 3.9 ms (tests' side) and 3.0 ms (program's side) of an item's ~36 ms;
+    reading the bytecode costs ~0.6 ms. Nothing here is a request's: it is our code."""
+    source = _shipped(*modules) + tail
+    tag: str | None = getattr(sys.implementation, "cache_tag", None)  # None: no bytecode cache
+    if tag is None:
+        return source
+    blob = base64.b64encode(marshal.dumps(compile(source, filename, "exec"))).decode()
+    return (
+        "import sys as _sys\n"
+        f"if _sys.implementation.cache_tag == {tag!r}:\n"
+        "    import base64 as _base64, marshal as _marshal\n"
+        f"    exec(_marshal.loads(_base64.b64decode({blob!r})))\n"
+        "else:\n"
+        f"    exec(compile({source!r}, {filename!r}, 'exec'))\n"
+    )
+
+
 def _shipped(*modules: str) -> str:
     parts = []
     for module in modules:
@@ -81,7 +106,8 @@ def tester(language: str = "python3") -> Program:
     if language == "bash":
         launcher = f'. "$(dirname "$0")/{RUNTIME}.sh"\nreferee_test\n'
         return Program(language=language, source=launcher, files=_bash_files())
-    return Program(language="python3", source=_shipped("codec", "tester") + "\nmain()\n")
+    source = _compiled("codec", "tester", tail="\nmain()\n", filename="referee_tester.py")
+    return Program(language="python3", source=source)
 
 
 def tester_case(test: str, setup: str, language: str = "python3") -> Case:
@@ -108,7 +134,8 @@ def node_classes(setup: str) -> list[str]:
 def _python_program(code: str, setup: str) -> Program:
     """The candidate's side: ``setup`` then ``code`` as module `MODULE`, served."""
     launcher = f"__import__({RUNTIME!r}).run({MODULE!r}, {node_classes(setup)!r})\n"
-    files = {f"{MODULE}.py": f"{setup}\n{code}\n", f"{RUNTIME}.py": _shipped("codec", "server")}
+    runtime = _compiled("codec", "server", filename=f"{RUNTIME}.py")
+    files = {f"{MODULE}.py": f"{setup}\n{code}\n", f"{RUNTIME}.py": runtime}
     return Program(language="python3", source=launcher, files=files)
 
 
