@@ -206,3 +206,27 @@ def test_a_checker_slowed_by_the_output_is_told_from_a_slow_checker() -> None:
         assert not checker._slowed([Judged("0 0\n", "0\n", "0 \n")], first_pass, None)
         # the expected output itself is never to blame
         assert not checker._slowed([Judged("0 0\n", "0\n", "0\n")], first_pass, None)
+
+
+@pytest.mark.parametrize(
+    ("output_s", "expected_s", "slowed"),
+    [
+        (0.012, 0.005, False),  # twice as long, by chance: 7 ms says nothing
+        (0.9, 0.02, True),
+        (0.9, 0.6, False),  # under twice as long
+    ],
+)
+def test_only_a_clear_gap_blames_the_output(
+    monkeypatch: pytest.MonkeyPatch, output_s: float, expected_s: float, slowed: bool
+) -> None:
+    """The side-by-side runs, timed: the output is blamed when the expected one is read
+    in under half its time *and* at least `SLOWED_GAP_S` sooner (a right output read in
+    12 ms beside the expected one in 5 ms was blamed once under the full suite)."""
+    times = [
+        CaseOutcome(status=CaseStatus.OK, stdout="0.0\n", wall_s=output_s),
+        CaseOutcome(status=CaseStatus.OK, stdout="1.0\n", wall_s=expected_s),
+    ]
+    checker = Checker(None, HANGS_ON_HANG, "python3", Limits(wall_s=5, cpu_s=5))  # type: ignore[arg-type]
+    monkeypatch.setattr(Checker, "_run", lambda self, cases, end_by: times)
+    first_pass = [CaseOutcome(status=CaseStatus.OK, stdout="0.0\n", wall_s=1.0)]
+    assert checker._slowed([Judged("0 0\n", "0\n", "1\n")], first_pass, None) is slowed
