@@ -40,7 +40,6 @@ class TestVerdict:
 
 
 @cache
-@cache
 def _compiled(*modules: str, tail: str = "", filename: str = "") -> str:
     """The shipped ``modules`` (and ``tail``) as a module that runs bytecode compiled here,
     once, when the interpreter that loads it reads the same bytecode (its cache tag is

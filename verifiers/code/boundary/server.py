@@ -52,8 +52,7 @@ class _Server:
             target = self.target(request["target"])
             if request["op"] == "getattr":
                 out = Exchange(self.nodes)
-                message = self.reply(getattr(target, request["attr"]), out)
-                return {**message, **({"graph": out.graph} if out.graph else {})}
+                return _with(self.reply(getattr(target, request["attr"]), out), out.graph)
             resolve = self.objects.__getitem__
             build_nodes(request.get("graph", []), self.nodes, built, resolve)
             args = [decode(a, resolve, built=built) for a in request["args"]]
@@ -67,8 +66,7 @@ class _Server:
         message = self.reply(value, out)
         mutated = _mutated(request, args, kwargs, out)
         changed = _changed(request.get("graph", []), out)
-        extra = {"mutated": mutated, "changed": changed, "graph": out.graph}
-        return {**message, **{k: v for k, v in extra.items() if v}}
+        return _with(message, out.graph, mutated=mutated, changed=changed)
 
     def target(self, ref: Any) -> Any:
         if isinstance(ref, int):
@@ -90,6 +88,11 @@ class _Server:
 
 class _Missing(Exception):
     pass
+
+
+def _with(message: dict[str, Any], graph: list[Any], **extra: list[Any]) -> dict[str, Any]:
+    """``message`` with the new nodes it names and what the call changed, when any."""
+    return {**message, **{k: v for k, v in {"graph": graph, **extra}.items() if v}}
 
 
 def _mutated(
