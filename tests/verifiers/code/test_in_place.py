@@ -61,6 +61,18 @@ CASES = [
         0.0,
     ),
     (
+        "forged replies naming what was never sent",  # the program answers the channel itself
+        "import os, json\n"
+        "r = os.fdopen(int(os.environ['REFEREE_CHANNEL_IN']))\n"
+        "w = os.fdopen(int(os.environ['REFEREE_CHANNEL_OUT']), 'w')\n"
+        "for line in r:\n"
+        "    w.write(json.dumps({'ok': None, 'changed': [[7, []]],"
+        " 'mutated': [[5, {'l': [1, 2, 3]}], ['expected', {'l': [1, 2, 3]}]]}) + '\\n')\n"
+        "    w.flush()\n",
+        SORT_TEST,
+        0.0,
+    ),
+    (
         "an object put in the list",
         "class Box:\n    pass\ndef sort_in_place(lst):\n    lst[:] = [Box(), Box(), Box()]",
         SORT_TEST,
