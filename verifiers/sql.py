@@ -7,7 +7,11 @@ database is built fresh for each item in an in-memory SQLite inside the sandbox;
 gold query and the response's query (the last ```sql block, else the whole response)
 run against it, and their result sets are compared: as ordered lists when the gold
 query has a top-level ORDER BY (``params.order="auto"``) or ``"ordered"``, as multisets
-otherwise. Column names never matter; floats compare within ``params.float_tol``.
+otherwise. Column names never matter, their number does; floats compare within
+``params.float_tol``. The database is read-only once built, so a prediction that writes
+(``DELETE ... RETURNING``) or returns no columns (``PRAGMA``, ``VACUUM``) is wrong. A gold
+query returning no rows flags the item ``empty_gold``: any query selecting nothing
+matches it.
 
 A predicted query that errors is ``ok`` with reward 0 and the error in details; a
 reference whose schema or gold query fails is ``invalid`` (the client's fault).
@@ -50,8 +54,10 @@ db = sqlite3.connect(":memory:")
 def run(sql, most=None):
     try:
         cursor = db.execute(sql)
+        if cursor.description is None:
+            return {"error": "not a query: the statement returns no columns"}
         rows = cursor.fetchall() if most is None else cursor.fetchmany(most)
-        return {"rows": [list(r) for r in rows]}
+        return {"rows": [list(r) for r in rows], "columns": len(cursor.description)}
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
 def emit(key, value):
@@ -65,6 +71,9 @@ try:
 except Exception as exc:
     emit("setup_error", f"{type(exc).__name__}: {exc}")
 else:
+    # Read only from here: a prediction that writes (DELETE ... RETURNING) is an error,
+    # and a single statement cannot both lift this and write.
+    db.execute("PRAGMA query_only = ON")
     gold = run(job["gold"])
     emit("gold", gold)  # first, so a run that ends after it ended in the prediction
     # One row more than the gold's already makes the prediction wrong: no more is read.
@@ -122,12 +131,21 @@ class SqlVerifier(ItemVerifier[SqlParams]):
         ordered = params.order == "ordered" or (
             params.order == "auto" and has_order_by(reference.query)
         )
-        same = same_results(out["gold"]["rows"], out["pred"]["rows"], ordered, params.float_tol)
+        gold, pred = out["gold"], out["pred"]
+        same = gold["columns"] == pred["columns"] and same_results(
+            gold["rows"], pred["rows"], ordered, params.float_tol
+        )
         details |= {
             "ordered": ordered,
-            "gold_rows": len(out["gold"]["rows"]),
-            "predicted_rows": len(out["pred"]["rows"]),
+            "gold_rows": len(gold["rows"]),
+            "predicted_rows": len(pred["rows"]),
+            "gold_columns": gold["columns"],
+            "predicted_columns": pred["columns"],
         }
+        if not gold["rows"]:
+            # Any query selecting nothing with as many columns matches an empty gold: the
+            # reward cannot tell a right query from a degenerate one, so the item says so.
+            details["flags"] = ["empty_gold"]
         return Outcome(reward=float(same), details=details)
 
 

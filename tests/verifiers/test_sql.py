@@ -19,6 +19,7 @@ INSERT INTO emp VALUES (1, 'ann', 'eng', 100.0), (2, 'bob', 'eng', 80.0),
 """
 REF = {"schema": SCHEMA, "query": "SELECT name FROM emp WHERE dept = 'eng'"}
 ORDERED = {"schema": SCHEMA, "query": "SELECT name FROM emp ORDER BY salary DESC, id"}
+EMPTY = {"schema": SCHEMA, "query": "SELECT name, dept FROM emp WHERE salary > 1000"}
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], float]] = [
     # (response, reference, params, reward)
@@ -42,6 +43,17 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], float]] = [
     ),
     ("SELEC name FROM emp", REF, {}, 0.0),  # a query that errors scores 0
     ("DROP TABLE emp", REF, {}, 0.0),
+    # Statements that return no columns, once equal to any gold with no rows.
+    ("PRAGMA user_version = 3", EMPTY, {}, 0.0),
+    ("PRAGMA foreign_keys = ON", EMPTY, {}, 0.0),
+    ("VACUUM", EMPTY, {}, 0.0),
+    ("CREATE TABLE t (x)", EMPTY, {}, 0.0),
+    ("SELECT 1 WHERE 0", EMPTY, {}, 0.0),  # one column for the gold's two
+    ("SELECT name, dept FROM emp WHERE salary < 0", EMPTY, {}, 1.0),
+    # Writing returns the same rows as the gold's select, but the database is read-only.
+    ("DELETE FROM emp WHERE dept = 'eng' RETURNING name", REF, {}, 0.0),
+    ("UPDATE emp SET id = id WHERE dept = 'eng' RETURNING name", REF, {}, 0.0),
+    ("INSERT INTO emp SELECT * FROM emp WHERE 0 RETURNING name", EMPTY, {}, 0.0),
     ("", REF, {}, 0.0),
     (
         "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x FROM r",
@@ -88,6 +100,15 @@ def test_a_gold_result_too_big_to_compare_is_the_references(score) -> None:  # t
 def test_errors_are_reported_in_details(score) -> None:  # type: ignore[no-untyped-def]
     result = score("sql", "SELEC 1", REF)
     assert "syntax error" in result.details["error"]
+    assert "readonly" in score("sql", "DELETE FROM emp RETURNING name", REF).details["error"]
+    assert "not a query" in score("sql", "PRAGMA foreign_keys = ON", REF).details["error"]
+
+
+def test_a_gold_with_no_rows_is_flagged(score) -> None:  # type: ignore[no-untyped-def]
+    """Any query selecting nothing matches it: the reward says nothing, and the item says so."""
+    result = score("sql", "SELECT name, dept FROM emp WHERE 0", EMPTY)
+    assert (result.reward, result.details["flags"]) == (1.0, ["empty_gold"])
+    assert "flags" not in score("sql", REF["query"], REF).details
 
 
 @pytest.mark.parametrize(
@@ -96,6 +117,7 @@ def test_errors_are_reported_in_details(score) -> None:  # type: ignore[no-untyp
         ({"schema": SCHEMA}, "reference.query"),
         ({"schema": "CREATE TABL x", "query": "SELECT 1"}, "reference.schema"),
         ({"schema": SCHEMA, "query": "SELECT nope FROM emp"}, "reference.query"),
+        ({"schema": SCHEMA, "query": "DELETE FROM emp"}, "reference.query"),
         ({"query": "SELECT 1", "fixture": "../etc/passwd"}, "reference.fixture"),
         ({"query": "SELECT 1", "fixture": "missing"}, "reference.fixture"),
         ("SELECT 1", "reference"),
