@@ -57,6 +57,10 @@ CASES: list[tuple[Any, Any, dict[str, Any], float]] = [
     ("\\boxed{A, C}", "C", {}, 0.0),
     ("(A) and (C)", "A", {}, 0.0),
     ("Answer: A and/or C", "C", {}, 0.0),
+    ("Answer: A/C", "C", {}, 0.0),  # once read as C alone: the A touching "/" was dropped
+    ("Answer: A&C", "C", {}, 0.0),
+    ("Answer: A+C", "C", {}, 0.0),
+    ("\\boxed{A/C}", "C", {}, 0.0),
     ("Answer: (B) or (B)", "B", {}, 1.0),  # the same option twice is one answer
     # letters outside the allowed set, lowercase enumerations, function calls
     ("Answer: (E)", "A", {"letters": "ABCD"}, 0.0),

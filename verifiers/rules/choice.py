@@ -365,6 +365,8 @@ def _negated(text: str, mention: _Mention) -> bool:
 _CONNECTORS = frozenset({"is", "was", "would", "seems", "because", "since", "as", "or", "and"})
 _CLOSERS = frozenset(").],;:!?}\"'")
 _DASHES = frozenset("-\u2013\u2014(")
+# Separators that may touch the letter they follow: "A/C", "A&C" and "A+C" join two options.
+_JOINERS = frozenset("/&+")
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -381,8 +383,8 @@ def _bare_ok(text: str, end: int, letter: str) -> bool:
     if rest[0].isalpha():
         word = _WORD.match(rest)
         return letter not in "AI" or (word is not None and word.group().lower() in _CONNECTORS)
-    if rest is follow:  # no space: only closing punctuation may touch the letter
-        return rest[0] in _CLOSERS
+    if rest is follow:  # no space: only closing punctuation or a joiner ("A/C")
+        return rest[0] in _CLOSERS or rest[0] in _JOINERS
     return rest[0] in _CLOSERS or rest[0] in _DASHES
 
 
