@@ -92,6 +92,14 @@ class Language:
     no ``sun.misc.Unsafe`` (which writes any field, final or not: the test's state
     included) and no HotSpot heap dumps; no security manager (which could turn the
     test's ``System.exit`` into an exception to catch)."""
+    test_host_withheld: str = ""
+    """Build outputs (a glob, searched recursively) a program hosting its test must not
+    read: taken out of the program directory after the build and handed to the run on
+    stdin ahead of the case's input (`ProgramDir.withhold`). Java's class files, whose
+    constants and bytecode are the test's expected values in plain sight; the launcher
+    defines them from what it reads (`verifiers.code.inprocess`)."""
+    test_host_launcher: str = ""
+    """The one file matching `test_host_withheld` that stays: the class the run starts."""
 
     def main_for(self, source: str) -> str:
         """The main file's name for ``source`` (see `main_pattern`)."""
@@ -582,6 +590,8 @@ LANGUAGES: dict[str, Language] = {
                 "--limit-modules=java.se",
                 "-Djava.security.manager=disallow",
             ),
+            test_host_withheld="*.class",
+            test_host_launcher="Main.class",
         ),
         Language(
             "javascript",

@@ -185,8 +185,17 @@ class Sandbox:
                     if key is not None:
                         self.builds.put(key, box.path(), report.compile.output)
             if report.compile.status is CompileStatus.OK or lang.compile is None:
+                hosting = _host_test(lang, box) if program.hosts_test else None
                 report.cases = self._cases(
-                    lang, list(files), box, binds, program, cases, limits, (deadline, end_by)
+                    lang,
+                    list(files),
+                    box,
+                    binds,
+                    program,
+                    cases,
+                    limits,
+                    (deadline, end_by),
+                    hosting,
                 )
         except SandboxFailure as exc:
             report.sandbox_status = SandboxStatus.ERROR
@@ -376,9 +385,10 @@ class Sandbox:
         cases: Sequence[Case],
         limits: Limits,
         pace: tuple[float | None, float | None] = (None, None),
+        hosting: bytes | None = None,
     ) -> list[CaseOutcome]:
         """The outcomes of the cases started in time: ``pace`` is `run`'s ``deadline``
-        and ``end_by``."""
+        and ``end_by``; ``hosting``: see `_case_command`."""
         fast = self._fast_path(lang)
         argv = _runtime_argv(lang, program, files, limits)
         deadline, end_by = pace
@@ -387,7 +397,7 @@ class Sandbox:
 
         def full(case: Case, limits: Limits) -> CaseOutcome:
             return outcome(
-                self.backend.execute(_case_command(lang, argv, box, binds, case, limits)),
+                self.backend.execute(_case_command(lang, argv, box, binds, case, limits, hosting)),
                 limits,
             )
 
@@ -618,6 +628,15 @@ def _runtime_argv(
     return argv
 
 
+def _host_test(lang: languages.Language, box: ProgramDir) -> bytes:
+    """Ready a built program that hosts its test (`Program.hosts_test`) to run: the
+    build outputs it must not read taken out (returned, for its stdin) and its
+    executables made unreadable, since both hold the test's expected values."""
+    withheld = box.withhold(lang.test_host_withheld, lang.test_host_launcher)
+    box.seal_executables()
+    return withheld
+
+
 def _case_command(
     lang: languages.Language,
     argv: list[str],
@@ -625,15 +644,23 @@ def _case_command(
     binds: dict[str, Path],
     case: Case,
     limits: Limits,
+    hosting: bytes | None = None,
 ) -> Command:
+    """The command running one case. ``hosting`` (a program hosting its test): what
+    goes on stdin ahead of the case's input (`_host_test`); the run also gets no
+    ``/proc``, through which it could read its own memory, where the test is."""
     memory = limits.memory_mb + lang.overhead_mb
+    env = dict(lang.env)
+    if hosting is not None:
+        env.update(toolchains.library_path(lang))
     return Command(
         argv=[*argv, *case.argv],
         box=box.path(),
         box_writable=False,
         cwd_is_box=False,
-        env=dict(lang.env),
-        stdin=case.stdin.encode(),
+        env=env,
+        stdin=(hosting or b"") + case.stdin.encode(),
+        proc=hosting is None,
         files={**{k: v.encode() for k, v in case.files.items()}, **case.data_files},
         wall_s=limits.wall_s,
         cpu_s=limits.cpu_s,

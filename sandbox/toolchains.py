@@ -47,6 +47,22 @@ def _sysroot_of(rustc: str) -> Path | None:
     return root if done.returncode == 0 and (root / "bin" / "rustc").exists() else None
 
 
+def library_path(lang: Language) -> dict[str, str]:
+    """The environment a run of ``lang`` without ``/proc`` needs: a runtime that finds
+    its libraries relative to itself (``$ORIGIN``, which the loader reads through
+    ``/proc/self/exe``), as Java's launcher does, is told where they are."""
+    return {} if lang.run[0].startswith("{") else _libraries_of(lang.run[0])
+
+
+@functools.cache
+def _libraries_of(command: str) -> dict[str, str]:
+    tool = shutil.which(command)
+    if tool is None:
+        return {}
+    libraries = Path(tool).resolve().parent.parent / "lib"
+    return {"LD_LIBRARY_PATH": str(libraries)} if libraries.is_dir() else {}
+
+
 def readable_by_all(root: Path) -> bool:
     """Whether any user can reach ``root`` (o+x on it and every parent) and read it:
     sandboxes started as a fresh unprivileged uid (`sandbox.identity`) must."""

@@ -68,6 +68,9 @@ class Command:
     fetch: tuple[str, ...] = ()
     """Work-dir files (relative paths) to read back after the command (`backends.fetch`);
     at most ``output_bytes`` in all."""
+    proc: bool = True
+    """False: the command sees no ``/proc`` (no ``/proc/self/mem`` to read its own
+    memory through); only for programs that need none (`Language.test_host_options`)."""
 
 
 @dataclass

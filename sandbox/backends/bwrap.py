@@ -80,10 +80,12 @@ def memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def isolation_args(uid: int) -> list[str]:
+def isolation_args(uid: int, proc: bool = True) -> list[str]:
     """What every sandboxed process gets from bwrap: all new namespaces, an unprivileged
-    identity with no capabilities, its own session, read-only system dirs, /proc, /dev.
-    One list, so the per-case backend and the Python fast path cannot drift apart."""
+    identity with no capabilities, its own session, read-only system dirs, /proc (unless
+    not ``proc``), /dev. One list, so the per-case backend and the Python fast path
+    cannot drift apart."""
+    procfs = ["--proc", "/proc", *_proc_read_only()] if proc else []
     return [
         "--unshare-all",
         "--uid",
@@ -97,9 +99,7 @@ def isolation_args(uid: int) -> list[str]:
         "--die-with-parent",
         "--new-session",
         *system_mounts(),
-        "--proc",
-        "/proc",
-        *_proc_read_only(),
+        *procfs,
         "--dev",
         "/dev",
     ]
@@ -173,7 +173,7 @@ class BwrapBackend:
         under that seccomp filter (`Command.spawn`)."""
         args = [
             self.settings.bwrap_path,
-            *isolation_args(self.settings.sandbox_uid),
+            *isolation_args(self.settings.sandbox_uid, command.proc),
             "--size",
             str(command.disk_mb << 20),
             "--perms",

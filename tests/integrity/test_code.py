@@ -12,15 +12,15 @@ tries. Among them: always-equal objects and subclasses of plain types, early exi
 (``sys.exit``, ``os._exit``, ``exit(0)``, ``process.exit``, ``os.Exit``, static
 initialisers, ``atexit``), killing the harness, fake result and verdict lines, reading
 the tests from disk, stdin, environment, argv, ``/proc``, stack frames, the garbage
-collector, a caller's source or raw memory, monkeypatched builtins and ``assert``
-modules, redefined or disabled assertions, a replaced ``__assert_fail``, a SIGILL
-handler skipping trapped assertions, equality operators and ``equals`` overrides,
-shadowing macros, overridden shell builtins, traps, sleeping past the limit, and the
-test used as an oracle: a fork (or another JVM, or a copy of the binary) per guess, a
-call to the test's ``main`` by reflection (Java, failing by ``AssertionError`` or by
-another exception) or by its address (Go ``unsafe``), a trap handler restoring a
-snapshot of the program's data and bss and trying the next answer (C, C++), the proof
-read from the renamed test's name or from a heap dump (Java).
+collector, a caller's source or raw memory, the test's class file (Java), monkeypatched
+builtins and ``assert`` modules, redefined or disabled assertions, a replaced
+``__assert_fail``, a SIGILL handler skipping trapped assertions, equality operators and
+``equals`` overrides, shadowing macros, overridden shell builtins, traps, sleeping past
+the limit, and the test used as an oracle: a fork (or another JVM, or a copy of the
+binary) per guess, a call to the test's ``main`` by reflection (Java, failing by
+``AssertionError`` or by another exception) or by its address (Go ``unsafe``), a trap
+handler restoring a snapshot of the program's data and bss and trying the next answer
+(C, C++), the proof read from the renamed test's name or from a heap dump (Java).
 """
 
 from __future__ import annotations

@@ -18,14 +18,18 @@ runs in its process, so this module hardens that run as far as one process allow
   (``Program.hosts_test``), so a test called again by reflection cannot be caught, and
   its test's ``main`` ends the VM when it is entered a second time, for tests that fail
   by other exceptions.
+- **Nothing readable holds the test** (``Program.hosts_test``, `sandbox.runner`): the
+  binary is execute-only, the run has no ``/proc``, and Java's class files come to its
+  launcher on stdin instead of the class path.
 - **Refusals** (`refusal`): a program that defines equality or comparison for its own
   types (C++ ``operator==``, Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
   ``custom_eq``, since the appended test would compare through it; Go and Rust programs
   with unsafe code (with which they could call the test by address and recover from its
   panic) score 0 with flag ``unsafe_code``.
 
-What one process cannot prevent is stated in docs/security.md: a program may read its
-own memory, where the compiled test lives. Results carry the flag ``in_process_tests``.
+What one process cannot prevent is stated in docs/security.md: a C or C++ program may
+read its own memory through pointers, where the compiled test lives, and a Java program
+may reach the test's fields and methods by reflection. Results carry the flag ``in_process_tests``.
 Python, JavaScript and bash tests run in a second sandbox instead
 (`verifiers.code.boundary`) and are not affected.
 """
@@ -144,19 +148,55 @@ def _java_gate(gate: str) -> str:
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     test_class, gate = f"RefereeTest{proof.name}", f"RefereeGate{proof.name}"
     renamed = _java_gated(test, test_class, gate)
-    # The proof comes on stdin, read before the test loads any class of the program: no
-    # constant in a class file (readable from disk) holds it. It is read unbuffered into
-    # an array parsed into primitive locals and zeroed: a heap dump (a standard management
-    # API) found the text of a buffered read and passed (corpus: java/heap_dump.java).
+    # Every class but this launcher comes on stdin (`Language.test_host_withheld`): the
+    # test's class files hold its expected values as constants and bytecode, which a
+    # program read from the class path (corpus: java/class_file.java). They are defined
+    # in this class's own package and loader, so the test and the program reach each
+    # other's package-private members as when loaded from disk; a class whose superclass
+    # is not defined yet waits for the next round.
+    # The proof follows, read before the test loads any class of the program: no
+    # constant in a class file holds it. It is read unbuffered into an array parsed into
+    # primitive locals and zeroed: a heap dump (a standard management API) found the
+    # text of a buffered read and passed (corpus: java/heap_dump.java).
     # Output goes to the real descriptor, whatever System.out became.
     launcher = (
         "\nclass Main {\n"
+        "    static int size(java.io.InputStream in) throws java.io.IOException {\n"
+        "        int size = 0;\n"
+        "        for (int got; (got = in.read()) >= '0'; ) size = size * 10 + got - '0';\n"
+        "        return size;\n"
+        "    }\n"
+        "    static void define(java.io.InputStream in) throws java.lang.Throwable {\n"
+        "        java.lang.invoke.MethodHandles.Lookup here =\n"
+        "            java.lang.invoke.MethodHandles.lookup();\n"
+        "        java.util.List<byte[]> waiting = new java.util.ArrayList<>();\n"
+        "        for (int size; (size = size(in)) > 0; ) {\n"
+        "            byte[] bytes = new byte[size];\n"
+        "            for (int at = 0, got; at < size; at += got)\n"
+        "                if ((got = in.read(bytes, at, size - at)) < 0)\n"
+        "                    throw new java.io.EOFException();\n"
+        "            waiting.add(bytes);\n"
+        "        }\n"
+        "        for (int before = -1; !waiting.isEmpty() && waiting.size() != before; ) {\n"
+        "            before = waiting.size();\n"
+        "            for (java.util.Iterator<byte[]> it = waiting.iterator(); it.hasNext(); ) {\n"
+        "                byte[] bytes = it.next();\n"
+        "                try { here.defineClass(bytes); }\n"
+        "                catch (java.lang.NoClassDefFoundError e) { continue; }\n"
+        "                java.util.Arrays.fill(bytes, (byte) 0);\n"
+        "                it.remove();\n"
+        "            }\n"
+        "        }\n"
+        "        if (!waiting.isEmpty())\n"
+        '            throw new java.lang.NoClassDefFoundError("a superclass is missing");\n'
+        "    }\n"
         "    public static void main(java.lang.String[] args) throws java.lang.Throwable {\n"
+        "        java.io.FileInputStream in =\n"
+        "            new java.io.FileInputStream(java.io.FileDescriptor.in);\n"
+        "        define(in);\n"
         "        byte[] given = new byte[64];\n"
         "        int size = 0, got, status = 0, at = 0;\n"
         "        long nonce = 0;\n"
-        "        java.io.FileInputStream in =\n"
-        "            new java.io.FileInputStream(java.io.FileDescriptor.in);\n"
         "        while (size < given.length\n"
         "               && (got = in.read(given, size, given.length - size)) > 0)\n"
         "            size += got;\n"
@@ -165,7 +205,10 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
         "        for (at++; at < size && given[at] != '\\n'; at++)\n"
         "            nonce = (nonce << 4) | java.lang.Character.digit(given[at], 16);\n"
         "        java.util.Arrays.fill(given, (byte) 0);\n"
-        f"        {test_class}.main(args);\n"
+        "        java.lang.invoke.MethodHandles.lookup().findStatic(\n"
+        f'            java.lang.Class.forName("{test_class}"), "main",\n'
+        "            java.lang.invoke.MethodType.methodType(void.class, java.lang.String[].class)\n"
+        "        ).invokeExact(args);\n"
         "        java.lang.System.out.flush();\n        java.lang.System.err.flush();\n"
         "        java.io.FileOutputStream out =\n"
         "            new java.io.FileOutputStream(java.io.FileDescriptor.out);\n"

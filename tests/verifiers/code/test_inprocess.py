@@ -198,3 +198,50 @@ def test_a_rust_reference_that_needs_unsafe_still_runs() -> None:
     with Sandbox(SandboxSettings()) as sandbox:
         [run] = sandbox.run(built, [Case()]).cases
     assert proof.shown(run.exit_code, run.stdout), run
+
+
+JAVA_CLASSES_TEST = """
+public class Main {
+    static class Derived extends Base { int twice(int x) { return 2 * base(x); } }
+    static class Base { int base(int x) { return x; } }
+    interface Check { boolean ok(int got); }
+    public static void main(String[] args) {
+        Solution s = new Solution();
+        Check five = new Check() { public boolean ok(int got) { return got == 5; } };
+        java.util.function.IntUnaryOperator twice = x -> new Derived().twice(x);
+        if (!five.ok(s.add(2, 3))) throw new AssertionError("add");
+        if (twice.applyAsInt(s.add(1, 1)) != 4) throw new AssertionError("twice");
+        if (s.shape().area() != 6) throw new AssertionError("area");
+    }
+}
+"""
+JAVA_CLASSES_CODE = """
+class Solution {
+    int add(int a, int b) { return a + b; }
+    Shape shape() { return new Rectangle(2, 3); }
+}
+class Rectangle extends Polygon implements Shape {
+    Rectangle(int w, int h) { super(w, h); }
+    public int area() { return sides[0] * sides[1]; }
+}
+abstract class Polygon { final int[] sides; Polygon(int... sides) { this.sides = sides; } }
+interface Shape { int area(); }
+"""
+
+
+@pytest.mark.slow
+def test_java_classes_defined_from_stdin_keep_their_language() -> None:
+    """The launcher defines every class from stdin (none is on the class path): nested,
+    anonymous and lambda classes of the test, and the program's classes declared before
+    their superclasses and interfaces, all still work; a wrong answer still fails."""
+    proof = Proof.drawn()
+    right = program("java", "", JAVA_CLASSES_CODE, JAVA_CLASSES_TEST, proof)
+    wrong = program(
+        "java", "", JAVA_CLASSES_CODE.replace("(2, 3)", "(3, 3)"), JAVA_CLASSES_TEST, proof
+    )
+    with Sandbox(SandboxSettings()) as sandbox:
+        [passed] = sandbox.run(right, [case("java", proof)]).cases
+        [failed] = sandbox.run(wrong, [case("java", proof)]).cases
+    assert proof.shown(passed.exit_code, passed.stdout), passed
+    assert not proof.shown(failed.exit_code, failed.stdout), failed
+    assert "Saw java.lang.AssertionError" in failed.stdout, failed  # the test's own failure
