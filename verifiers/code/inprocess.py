@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import native
+from referee.verifiers.code import java_source, native
 from referee.verifiers.code.proof import MARK, Proof
 
 
@@ -109,6 +109,8 @@ def _strip_comments(code: str) -> str:
 
 # --- Java ------------------------------------------------------------------------------------
 
+PROGRAM_MAIN = "RefereeProgramMain"
+"""What a program's own class ``Main`` is renamed (the launcher is ``Main``)."""
 _JAVA_MAIN_CLASS = re.compile(r"\b(public\s+)?(final\s+)?class\s+Main\b")
 _JAVA_MAIN_METHOD = re.compile(r"\bvoid\s+main\s*\([^)]*\)\s*(?:throws\s+[\w.\s,]+)?\{")
 
@@ -147,7 +149,11 @@ def _java_gate(gate: str) -> str:
 
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     test_class, gate = f"RefereeTest{proof.name}", f"RefereeGate{proof.name}"
-    renamed = _java_gated(test, test_class, gate)
+    (setup, above), (code, mine), (test, theirs) = map(java_source.hoisted, (setup, code, test))
+    imports = "\n".join(dict.fromkeys([*above, *mine, *theirs]))
+    code = java_source.main_renamed(code, PROGRAM_MAIN)
+    renamed = java_source.unpublished(_java_gated(test, test_class, gate))
+    setup, code = java_source.unpublished(setup), java_source.unpublished(code)
     # Every class but this launcher comes on stdin (`Language.test_host_withheld`): the
     # test's class files hold its expected values as constants and bytecode, which a
     # program read from the class path (corpus: java/class_file.java). They are defined
@@ -220,7 +226,7 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     )
     return Program(
         language="java",
-        source=f"{setup}\n{code}\n{renamed}\n{_java_gate(gate)}{launcher}",
+        source=f"{imports}\n{setup}\n{code}\n{renamed}\n{_java_gate(gate)}{launcher}",
         hosts_test=True,
         keep_build=False,  # the renamed test carries this run's label
     )

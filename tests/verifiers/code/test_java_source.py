@@ -1,0 +1,121 @@
+"""One Java file from setup, program and test (`verifiers.code.java_source`): each way a
+right Java program once failed to compile beside its test, and the same through the
+code verifier with the real compiler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.verifiers import Item, Registry, Status, score_items
+from referee.verifiers.code.java_source import hoisted, main_renamed, masked, unpublished
+
+
+def test_masked_blanks_literals_and_comments_and_keeps_positions() -> None:
+    code = "String s = \"import x;\"; // public class A\nchar c = '{'; /* } */ int x;"
+    shadow = masked(code)
+    assert len(shadow) == len(code) and shadow.count("\n") == 1
+    assert "import" not in shadow and "public" not in shadow and "{" not in shadow
+    assert shadow.endswith("int x;")
+    block = 'String t = """\n    class Main { }\n    """;'
+    assert "Main" not in masked(block) and masked(block).count("\n") == 2
+
+
+@pytest.mark.parametrize(
+    ("code", "rest", "imports"),
+    [
+        ("import java.util.*;\nclass A {}", "class A {}", ["import java.util.*;"]),
+        (
+            "package com.example;\nimport static java.lang.Math.max;\nclass A {}",
+            "class A {}",
+            ["import static java.lang.Math.max;"],
+        ),
+        (
+            "import java.util.List; import java.io.*;\nclass A {}",
+            "class A {}",
+            ["import java.util.List;", "import java.io.*;"],
+        ),
+        ('class A { String s = "import x;"; }', 'class A { String s = "import x;"; }', []),
+        ("// import java.util.*;\nclass A {}", "// import java.util.*;\nclass A {}", []),
+    ],
+)
+def test_hoisted(code: str, rest: str, imports: list[str]) -> None:
+    left, found = hoisted(code)
+    assert (left.strip(), found) == (rest, imports)
+    assert left.count("\n") == code.count("\n")  # the compiler's line numbers still hold
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("public class Solution {}", "class Solution {}"),
+        ("public final class A {}\npublic interface B {}", "final class A {}\ninterface B {}"),
+        (
+            "public abstract class A { public static class B {} }",
+            "abstract class A { public static class B {} }",
+        ),
+        ("class A { public record R(int x) {} }", "class A { public record R(int x) {} }"),
+        ('class A { String s = "public class B"; }', 'class A { String s = "public class B"; }'),
+        ("public enum Color { RED }", "enum Color { RED }"),
+    ],
+)
+def test_unpublished_removes_only_top_level_public(code: str, expected: str) -> None:
+    assert " ".join(unpublished(code).split()) == " ".join(expected.split())
+
+
+def test_main_renamed_only_when_the_program_declares_main() -> None:
+    code = 'public class Main { static int f() { return Main.g(); } String s = "Main"; }'
+    assert (
+        main_renamed(code, "P")
+        == 'public class P { static int f() { return P.g(); } String s = "Main"; }'
+    )
+    assert main_renamed("class Solution { int Main; }", "P") == "class Solution { int Main; }"
+
+
+TEST = (
+    "public class Main {\n public static void main(String[] a) {\n  Solution s = new Solution();\n"
+    "  if (!s.f(Arrays.asList(1, 2)).equals(Arrays.asList(2, 1))) throw new AssertionError();\n"
+    " }\n}\n"
+)
+CODE = (
+    "import java.util.*;\nclass Solution { List<Integer> f(List<Integer> x) {\n"
+    "  List<Integer> y = new ArrayList<>(x); Collections.reverse(y); return y; } }"
+)
+DEMO_MAIN = (
+    "\npublic class Main { public static void main(String[] args) {"
+    ' System.out.println(new Solution().f(List.of(1, 2)) + " from Main"); } }'
+)
+# (program, reference): each a right answer that scored 0 (a compile error) before
+RIGHT: dict[str, tuple[str, dict[str, Any]]] = {
+    "the test imports": (CODE, {"test": "import java.util.*;\n" + TEST}),
+    "only the test imports": (
+        CODE.replace("import java.util.*;\n", ""),
+        {"test": "import java.util.*;\n" + TEST},
+    ),
+    "a package declared": ("package com.example;\n" + CODE, {"test": TEST}),
+    "imports after a setup": (CODE, {"test": TEST, "setup": "class Helper {}"}),
+    "public class Solution": (
+        CODE.replace("class Solution", "public class Solution"),
+        {"test": TEST},
+    ),
+    "a demonstration Main": (CODE + DEMO_MAIN, {"test": TEST}),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(RIGHT))
+def test_right_java_programs_compile_beside_their_test(registry: Registry, name: str) -> None:
+    code, reference = RIGHT[name]
+    params = {"language": "java"}
+    right = Item(
+        verifier="code", response=f"```java\n{code}\n```", reference=reference, params=params
+    )
+    wrong_code = code.replace("Collections.reverse(y); ", "")
+    wrong = Item(
+        verifier="code", response=f"```java\n{wrong_code}\n```", reference=reference, params=params
+    )
+    passed, failed = score_items([right, wrong], registry)
+    assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
+    assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details
+    assert "compile_error" not in failed.details, failed.details

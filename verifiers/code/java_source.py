@@ -1,0 +1,105 @@
+"""One Java file from several: an in-process test is compiled as one ``Main.java`` holding
+the reference's setup, the program and the test, which Java only accepts when
+
+- every ``import`` comes before the first type: imports are hoisted to the top (a test or
+  a program after a setup may carry its own);
+- no ``package`` is declared: a program's ``package com.example;`` would put every class
+  of the file, the launcher's too, where ``java Main`` does not look;
+- no top-level type but ``Main`` is ``public``: ``public class Solution``, as programs
+  usually write it, must otherwise live in ``Solution.java``;
+- only one class is called ``Main``: a program's own (a demonstration ``main``, say) is
+  renamed, and so are the program's references to it.
+
+Each step reads the code with its comments, strings, character literals and text blocks
+blanked out (`masked`), so nothing inside them is touched.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LITERAL = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""'  # text block
+    r'|"(?:[^"\\\n]|\\.)*"'  # string
+    r"|'(?:[^'\\\n]|\\.)+'"  # character
+    r"|//[^\n]*"  # line comment
+    r"|/\*.*?(?:\*/|\Z)",  # block comment
+    re.S,
+)
+_IMPORTS = re.compile(
+    r"(?m)^[ \t]*((?:import[ \t]+(?:static[ \t]+)?[\w. \t]+?(?:\.\s*\*)?\s*;\s*?)+)$"
+)
+_IMPORT = re.compile(r"import[ \t]+(?:static[ \t]+)?[\w. \t]+?(?:\.\s*\*)?\s*;")
+_PACKAGE = re.compile(r"(?m)^[ \t]*package[ \t]+[\w.]+[ \t]*;")
+_PUBLIC_TYPE = re.compile(
+    r"\bpublic\s+(?=(?:(?:abstract|final|sealed|non-sealed|strictfp|static)\s+)*"
+    r"(?:class|interface|enum|record|@interface)\b)"
+)
+_MAIN_TYPE = re.compile(r"\b(?:class|interface|enum|record)\s+Main\b")
+_MAIN = re.compile(r"\bMain\b")
+
+
+def masked(code: str) -> str:
+    """``code`` with every comment and literal blanked out (spaces, newlines kept), so
+    that positions in it are positions in ``code``."""
+    return _LITERAL.sub(lambda m: _blank(m.group()), code)
+
+
+def hoisted(code: str) -> tuple[str, list[str]]:
+    """``code`` without its ``import`` and ``package`` declarations, and its imports."""
+    shadow = masked(code)
+    imports: list[str] = []
+    cuts: list[tuple[int, int]] = []
+    for found in _IMPORTS.finditer(shadow):
+        imports += [" ".join(i.split()) for i in _IMPORT.findall(found.group(1))]
+        cuts.append(found.span(1))
+    cuts += [found.span() for found in _PACKAGE.finditer(shadow)]
+    return _cut(code, sorted(cuts)), imports
+
+
+def unpublished(code: str) -> str:
+    """``code`` with the ``public`` modifier of its top-level types removed."""
+    shadow = masked(code)
+    depth = _depths(shadow)
+    cuts = [m.span() for m in _PUBLIC_TYPE.finditer(shadow) if depth[m.start()] == 0]
+    return _cut(code, cuts)
+
+
+def main_renamed(code: str, name: str) -> str:
+    """``code`` with ``Main`` renamed ``name`` wherever it is a name (not in a string or
+    a comment), when ``code`` declares a type of that name; else ``code``."""
+    shadow = masked(code)
+    if _MAIN_TYPE.search(shadow) is None:
+        return code
+    spans = [m.span() for m in _MAIN.finditer(shadow)]
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [code[last:start], name]
+        last = end
+    return "".join([*parts, code[last:]])
+
+
+def _blank(text: str) -> str:
+    return _NOT_NEWLINE.sub(" ", text)
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _depths(shadow: str) -> list[int]:
+    """The brace depth at every position of a masked text."""
+    depths, depth = [], 0
+    for char in shadow:
+        depths.append(depth)
+        depth += (char == "{") - (char == "}")
+    return depths
+
+
+def _cut(code: str, spans: list[tuple[int, int]]) -> str:
+    """``code`` with the (sorted, disjoint) spans blanked out, lines kept (a compiler's
+    line numbers still point at the right lines)."""
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [code[last:start], _blank(code[start:end])]
+        last = end
+    return "".join([*parts, code[last:]])
