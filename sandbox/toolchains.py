@@ -63,6 +63,33 @@ def _libraries_of(command: str) -> dict[str, str]:
     return {"LD_LIBRARY_PATH": str(libraries)} if libraries.is_dir() else {}
 
 
+@functools.cache
+def java_library_types() -> dict[str, frozenset[str]]:
+    """The JDK's top-level type names by package (``java.util`` -> ``{"Arrays", ...}``),
+    read once from its module image with ``jimage``; empty when there is no JDK."""
+    java = shutil.which("java")
+    if java is None:
+        return {}
+    home = Path(java).resolve().parent.parent
+    try:
+        done = subprocess.run(
+            [str(home / "bin" / "jimage"), "list", str(home / "lib" / "modules")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    found: dict[str, set[str]] = {}
+    for line in done.stdout.splitlines():
+        path = line.strip()
+        if path.endswith(".class") and "$" not in path and "/" in path:
+            package, _, name = path[: -len(".class")].rpartition("/")
+            found.setdefault(package.replace("/", "."), set()).add(name)
+    return {package: frozenset(names) for package, names in found.items()}
+
+
 def readable_by_all(root: Path) -> bool:
     """Whether any user can reach ``root`` (o+x on it and every parent) and read it:
     sandboxes started as a fresh unprivileged uid (`sandbox.identity`) must."""

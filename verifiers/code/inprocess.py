@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from referee.sandbox import Case, Program
+from referee.sandbox import Case, Program, toolchains
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import java_source, native
 from referee.verifiers.code.proof import MARK, Proof
@@ -79,13 +79,21 @@ def case(language: str, proof: Proof) -> Case:
     return Case(stdin=f"{proof.status} {proof.nonce:016x}\n" if language == "java" else "")
 
 
-def refusal(language: str, code: str) -> tuple[str, str] | None:
-    """Why ``code`` is not run with a test in its process, as (flag, message), or None:
-    it defines equality for its own types (the test would compare through it), or it
-    uses unsafe code (it could call the test and recover from its failures)."""
+def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[str, str] | None:
+    """Why ``code`` is not run with ``test`` in its process, as (flag, message), or None:
+    it defines equality for its own types (the test would compare through it), uses
+    unsafe code (it could call the test and recover from its failures), or declares a
+    type that hides a library type the test uses (Java: the test would call it)."""
     rules = _LANGUAGES.get(language)
     if rules is None:
         return None
+    if language == "java":
+        hidden = java_source.shadowing(code, test, setup, toolchains.java_library_types())
+        if hidden:
+            return "shadows_library", (
+                f"the program declares a type that hides {', '.join(hidden)} from the test "
+                "appended to it, which would call the program's instead; it is not run"
+            )
     bare = _strip_comments(code)
     if rules.custom_eq and rules.custom_eq.search(bare):
         return "custom_eq", (

@@ -17,6 +17,7 @@ blanked out (`masked`), so nothing inside them is touched.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 _LITERAL = re.compile(
     r'"""(?:[^\\]|\\.)*?"""'  # text block
@@ -77,6 +78,36 @@ def main_renamed(code: str, name: str) -> str:
         parts += [code[last:start], name]
         last = end
     return "".join([*parts, code[last:]])
+
+
+def shadowing(code: str, test: str, setup: str, library: Mapping[str, frozenset[str]]) -> list[str]:
+    """The library types (``java.util.Arrays``) the program's top-level types hide from
+    the test: a type declared in the file wins over one imported on demand (``import
+    java.util.*``, and ``java.lang``), so a program's ``Arrays`` would get the test's
+    expected values in its ``asList``. Names the setup or the test declare are theirs."""
+    packages = ["java.lang"]
+    for text in (setup, code, test):
+        packages += [found.group(1) for found in _ON_DEMAND.finditer(masked(text))]
+    used = set(_NAME.findall(masked(test)))
+    ours = set(_top_level_types(setup)) | set(_TYPE.findall(masked(test)))
+    return [
+        f"{package}.{name}"
+        for name in dict.fromkeys(_top_level_types(code))
+        if name in used and name not in ours
+        for package in dict.fromkeys(packages)
+        if name in library.get(package, ())
+    ]
+
+
+def _top_level_types(code: str) -> list[str]:
+    shadow = masked(code)
+    depth = _depths(shadow)
+    return [m.group(1) for m in _TYPE.finditer(shadow) if depth[m.start()] == 0]
+
+
+_ON_DEMAND = re.compile(r"\bimport\s+([\w.]+?)\s*\.\s*\*\s*;")
+_TYPE = re.compile(r"\b(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)")
+_NAME = re.compile(r"\b[A-Z][\w$]*")
 
 
 def _blank(text: str) -> str:

@@ -149,7 +149,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         )
         if plan.completion is not None:
             details["flags"] = ["in_process_tests"]
-            refused = inprocess.refusal(language, code)
+            refused = inprocess.refusal(language, code, suite.test, suite.setup)
             if refused is not None:
                 details["flags"].append(refused[0])
                 details["message"] = refused[1]

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from referee.verifiers import Item, Registry, Status, score_items
-from referee.verifiers.code.java_source import hoisted, main_renamed, masked, unpublished
+from referee.verifiers.code.java_source import (
+    hoisted,
+    main_renamed,
+    masked,
+    shadowing,
+    unpublished,
+)
 
 
 def test_masked_blanks_literals_and_comments_and_keeps_positions() -> None:
@@ -119,3 +125,59 @@ def test_right_java_programs_compile_beside_their_test(registry: Registry, name:
     assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
     assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details
     assert "compile_error" not in failed.details, failed.details
+
+
+LIBRARY = {
+    "java.lang": frozenset({"Math", "String", "Integer"}),
+    "java.util": frozenset({"Arrays", "List", "Stack"}),
+}
+USES_ARRAYS = "public class Main { void main() { Arrays.asList(1); Math.max(1, 2); } }"
+
+
+@pytest.mark.parametrize(
+    ("code", "test", "setup", "hidden"),
+    [
+        ("import java.util.*;\nclass Arrays {}", USES_ARRAYS, "", ["java.util.Arrays"]),
+        ("class Math {}", USES_ARRAYS, "", ["java.lang.Math"]),  # java.lang: always
+        ("class Arrays {}", "import java.util.*;\n" + USES_ARRAYS, "", ["java.util.Arrays"]),
+        ("class Arrays {}", USES_ARRAYS, "", []),  # java.util not imported on demand
+        ("import java.util.*;\nclass Stack {}", USES_ARRAYS, "", []),  # the test never says Stack
+        ("import java.util.*;\nclass S { class Arrays {} }", USES_ARRAYS, "", []),  # nested
+        ("import java.util.*;\nclass Arrays {}", USES_ARRAYS, "class Arrays {}", []),  # setup's
+        (
+            'import java.util.*;\n// class Arrays {}\nString s = "class Arrays";',
+            USES_ARRAYS,
+            "",
+            [],
+        ),
+    ],
+)
+def test_shadowing(code: str, test: str, setup: str, hidden: list[str]) -> None:
+    assert shadowing(code, test, setup, LIBRARY) == hidden
+
+
+@pytest.mark.slow
+def test_a_program_hiding_a_library_type_from_its_test_is_refused(registry: Registry) -> None:
+    """``corpus/java/shadow_arrays.java`` scored 1.0: its ``Arrays.asList`` copied the
+    expected values into its result before the test compared them. A program's own
+    types the test does not use as library types still run."""
+    test = TEST.replace("Solution s", "Stack<Integer> unused = new Stack<>(); Solution s")
+    shadow = CODE + "\nclass Arrays { static <T> List<T> asList(T... a) { return null; } }"
+    own = CODE + "\nclass Pair { int a, b; }"
+    params = {"language": "java"}
+    refused, kept = score_items(
+        [
+            Item(
+                verifier="code",
+                response=f"```java\n{c}\n```",
+                reference={"test": test},
+                params=params,
+            )
+            for c in (shadow, own)
+        ],
+        registry,
+    )
+    assert (refused.status, refused.reward) == (Status.OK, 0.0)
+    assert "shadows_library" in refused.details["flags"], refused.details
+    assert "java.util.Arrays" in refused.details["message"]
+    assert (kept.status, kept.reward) == (Status.OK, 1.0), kept.details
