@@ -1,7 +1,8 @@
 """The one table of languages: file names, compile and run argv, and how memory is limited.
 
 Argv templates are lists (never shell strings) with these placeholders, filled by `argv`:
-``{main}`` the main file, ``{sources}`` (one element expanded into every program file with
+``{main}`` the main file, ``{main_class}`` its name without the suffix (Java's class to
+run), ``{sources}`` (one element expanded into every program file with
 the language's source suffix), ``{memory_mb}`` the case memory limit, ``{box}`` the
 directory holding sources and build outputs inside the sandbox (read-only while cases
 run; a case's working directory is a private tmpfs, ``/work``).
@@ -123,7 +124,11 @@ class Language:
                 out.extend(f for f in files if f.endswith(self.suffix))
             else:
                 # replace, not str.format: a template may hold a script with braces
-                out.append(part.replace("{main}", files[0]).replace("{memory_mb}", str(memory_mb)))
+                out.append(
+                    part.replace("{main}", files[0])
+                    .replace("{main_class}", files[0].removesuffix(self.suffix))
+                    .replace("{memory_mb}", str(memory_mb))
+                )
         return out
 
 
@@ -557,7 +562,7 @@ LANGUAGES: dict[str, Language] = {
                 "-XX:TieredStopAtLevel=1",
                 "-cp",
                 f"{{box}}:{JAVA_CLASS_PATH}",
-                "Main",
+                "{main_class}",
             ),
             compile=(
                 "javac",
@@ -570,6 +575,9 @@ LANGUAGES: dict[str, Language] = {
                 "{sources}",
             ),
             suffix=".java",
+            # `public class Solution { ... main ... }` must live in Solution.java and runs
+            # as Solution (a declaration opening a line: not one in a comment or string)
+            main_pattern=r"(?m)^[ \t]*public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)",
             build_flags=(
                 r"-g(?::none)?",
                 r"-nowarn",

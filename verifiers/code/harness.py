@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import inprocess
+from referee.verifiers.code import inprocess, java_source
 from referee.verifiers.code.boundary import assembly
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
@@ -92,7 +92,8 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
     check_supported(suite, language)
     if suite.kind == "stdio":
         cases = [Case(stdin=c.stdin) for c in suite.cases]
-        return Plan(Program(language=language, source=code), cases)
+        source = java_source.unpackaged(code) if language == "java" else code
+        return Plan(Program(language=language, source=source), cases)
     if language not in assembly.LINKED_LANGUAGES:
         program = inprocess.program(language, suite.setup, code, suite.test, proof)
         return Plan(program, [inprocess.case(language, proof)], completion=proof)

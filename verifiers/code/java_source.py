@@ -58,6 +58,12 @@ def hoisted(code: str) -> tuple[str, list[str]]:
     return _cut(code, sorted(cuts)), imports
 
 
+def unpackaged(code: str) -> str:
+    """``code`` without its ``package`` declaration: a program run on its own is looked
+    for in no package (``java Main``)."""
+    return _cut(code, [found.span() for found in _PACKAGE.finditer(masked(code))])
+
+
 def unpublished(code: str) -> str:
     """``code`` with the ``public`` modifier of its top-level types removed."""
     shadow = masked(code)

@@ -181,3 +181,35 @@ def test_a_program_hiding_a_library_type_from_its_test_is_refused(registry: Regi
     assert "shadows_library" in refused.details["flags"], refused.details
     assert "java.util.Arrays" in refused.details["message"]
     assert (kept.status, kept.reward) == (Status.OK, 1.0), kept.details
+
+
+STDIO_BODY = (
+    "{ public static void main(String[] a) { java.util.Scanner in = new java.util.Scanner("
+    "System.in); System.out.println(in.nextInt() + in.nextInt()); } }"
+)
+STDIO_RIGHT = {
+    "public class Main": "public class Main " + STDIO_BODY,
+    "public class Solution": "public class Solution " + STDIO_BODY,
+    "a helper before the public class": "class Helper {}\npublic class Solution " + STDIO_BODY,
+    "a package": "package com.example;\npublic class Main " + STDIO_BODY,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(STDIO_RIGHT))
+def test_right_java_programs_run_on_stdin(registry: Registry, name: str) -> None:
+    """A program's public class names its file and the class run; a package is dropped.
+    Each scored 0 before (a compile error, or no class ``Main`` to run)."""
+    reference = {"inputs": ["2 3\n", "10 -4\n"], "outputs": ["5\n", "6\n"]}
+    code = STDIO_RIGHT[name]
+    wrong_code = code.replace("in.nextInt() + in.nextInt()", "in.nextInt() - in.nextInt()")
+    params = {"language": "java"}
+    passed, failed = score_items(
+        [
+            Item(verifier="code", response=f"```java\n{c}\n```", reference=reference, params=params)
+            for c in (code, wrong_code)
+        ],
+        registry,
+    )
+    assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
+    assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details
