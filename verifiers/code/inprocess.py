@@ -54,6 +54,10 @@ class _Rules:
     """Code that reaches memory or calls by address, with which a program could call
     the test it is part of and recover from its failures (Go, Rust; C and C++ cannot be
     kept from it, see docs/security.md)."""
+    shadows: Callable[[str, str, str], list[str]] | None = None
+    """The library functions or types the program (code, test, setup) would stand in
+    for, so that the test compares through the program's (C and C++: functions defined
+    anew; Java: types declared under a library type's name)."""
 
 
 def check_language(language: str) -> None:
@@ -87,13 +91,12 @@ def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[
     rules = _LANGUAGES.get(language)
     if rules is None:
         return None
-    if language == "java":
-        hidden = java_source.shadowing(code, test, setup, toolchains.java_library_types())
-        if hidden:
-            return "shadows_library", (
-                f"the program declares a type that hides {', '.join(hidden)} from the test "
-                "appended to it, which would call the program's instead; it is not run"
-            )
+    hidden = rules.shadows(code, test, setup) if rules.shadows else []
+    if hidden:
+        return "shadows_library", (
+            f"the program stands in for the library's {', '.join(hidden)}, which the "
+            "test appended to it would call instead; it is not run"
+        )
     bare = _strip_comments(code)
     if rules.custom_eq and rules.custom_eq.search(bare):
         return "custom_eq", (
@@ -153,6 +156,14 @@ def _java_gate(gate: str) -> str:
         "        OPEN.countDown();\n"
         "    }\n}\n"
     )
+
+
+def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
+    return java_source.shadowing(code, test, setup, toolchains.java_library_types())
+
+
+def _native_overrides(code: str, test: str, setup: str) -> list[str]:
+    return native.overridden(code)
 
 
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
@@ -302,13 +313,16 @@ def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
 
 
 _LANGUAGES: dict[str, _Rules] = {
-    "c": _Rules(native.build_c, None),
+    "c": _Rules(native.build_c, None, shadows=_native_overrides),
     "cpp": _Rules(
         native.build_cpp,
         re.compile(r"\boperator\s*(?:==|!=|<=>|<=|>=|<|>|bool\b|int\b|long\b|double\b)"),
+        shadows=_native_overrides,
     ),
     "java": _Rules(
-        _java, re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\(")
+        _java,
+        re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\("),
+        shadows=_java_shadowing,
     ),
     # an import path may be a raw string too: import `unsafe`
     "go": _Rules(

@@ -39,7 +39,7 @@ def build_cpp(setup: str, code: str, test: str, proof: Proof) -> Program:
 def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program:
     test_main = f"referee_test_main_{proof.name}"
     fail, failures = f"referee_fail_{proof.name}", f"referee_failures_{proof.name}"
-    reset = "\n".join(f"#undef {macro}" for macro in _RESET)
+    reset = "\n".join(f"#undef {macro}" for macro in dict.fromkeys([*_RESET, *defined(code)]))
     header = (
         "#include <cassert>\n#include <cstdio>\n#include <unistd.h>\n"
         if cpp
@@ -119,6 +119,114 @@ _RESET = (
     "__asm__", "__volatile__", "__attribute__", "__noreturn__", "__noinline__",
 )  # fmt: skip
 """Macros the program may have defined that would change the code appended after it."""
+
+
+def defined(code: str) -> list[str]:
+    """Every name ``code`` defines as a macro, to be undefined before the test: a macro
+    named like a function the test compares through (``#define fabs(x) 0``) made every
+    assertion hold. Read as the preprocessor reads: ``%:`` and ``??=`` are ``#``, line
+    continuations joined, comments and literals blanked; a directive split across lines
+    by a comment is found too (an extra name undefined is harmless)."""
+    text = code.replace("??=", "#").replace("??/", "\\")
+    text = _CONTINUATION.sub("", text)
+    text = _C_LITERAL.sub(_blank, text)
+    return _DEFINE.findall(text)
+
+
+def _blank(literal: re.Match[str]) -> str:
+    """A comment is one space (as the preprocessor reads it); a literal, an empty one."""
+    return " " if literal.group().startswith(("/*", "//")) else '""'
+
+
+_CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
+_C_LITERAL = re.compile(
+    # a C++ raw string first: `R"a(")/*")a"` once hid a `#define` after it in a "comment"
+    r'(?:u8|[uUL])?R"(?P<delimiter>[^()\\\s]{0,16})\(.*?\)(?P=delimiter)"'
+    r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?(?:\*/|\Z)',
+    re.S,
+)
+_DEFINE = re.compile(r"(?m)^\s*(?:#|%:)\s*define\s+([A-Za-z_]\w*)")
+
+
+def overridden(code: str) -> list[str]:
+    """The C library functions ``code`` defines anew: a definition outside any class or
+    function, with C parameter types only (so C++'s ``int strlen(string s)`` is an
+    overload, not one of them). The program's definition is the one linked, for the
+    test's calls and the library's own (``std::string``'s ``==`` calls ``memcmp``): a
+    ``strcmp`` finding every pair equal made every assertion hold."""
+    text = _C_LITERAL.sub(_blank, _CONTINUATION.sub("", code))
+    found = [
+        m.group("name")
+        for m in _DEFINITION.finditer(text)
+        if m.group("name") in COMPARED_THROUGH
+        and m.group("before") not in _NOT_TYPES
+        and _c_parameters(m.group("parameters"))
+        and _outside_bodies(text, m.start("name"))
+    ]
+    return list(dict.fromkeys(found))
+
+
+COMPARED_THROUGH = frozenset((
+    "strcmp", "strncmp", "strcasecmp", "strncasecmp", "strcoll", "strxfrm", "memcmp",
+    "bcmp", "memchr", "memcpy", "memmove", "memset", "strlen", "strnlen", "strcpy",
+    "strncpy", "strcat", "strncat", "strchr", "strrchr", "strstr", "strspn", "strcspn",
+    "strpbrk", "strtok", "strdup", "wcscmp", "wcsncmp", "wcslen", "wmemcmp", "wmemcpy",
+    "abs", "labs", "llabs", "fabs", "fabsf", "fabsl", "fmax", "fmin", "fmod", "round",
+    "roundf", "lround", "llround", "floor", "ceil", "trunc", "sqrt", "pow", "exp", "log",
+    "log10", "log2", "sin", "cos", "tan", "atan", "atan2", "hypot", "isnan", "isinf",
+    "isfinite", "signbit", "copysign", "nearbyint", "rint", "qsort", "bsearch", "atoi",
+    "atol", "atoll", "atof", "strtol", "strtoll", "strtoul", "strtoull", "strtod", "strtof",
+    "isalpha", "isdigit", "isalnum", "isspace", "isupper", "islower", "ispunct", "isxdigit",
+    "tolower", "toupper",
+))  # fmt: skip
+"""C library functions a test compares through, directly or by the library's own code
+(a program naming its own function so is refused: one of these anew would be called)."""
+# A name after a type (a word or a pointer), its parameters, then anything but a
+# statement's end (noexcept, throw(), __attribute__((...))) up to the body's brace.
+_DEFINITION = re.compile(
+    r"(?:(?P<before>[A-Za-z_]\w*)|[*&])\s*\b(?P<name>[A-Za-z_]\w*)\s*"
+    r"\((?P<parameters>[^(){};]*)\)[^;{}]{0,256}\{"
+)
+_NOT_TYPES = frozenset((
+    "return", "else", "case", "do", "if", "while", "for", "switch", "sizeof", "new",
+    "delete", "throw", "goto",
+))  # fmt: skip
+_C_TYPES = frozenset((
+    "const", "volatile", "restrict", "__restrict", "signed", "unsigned", "char", "short",
+    "int", "long", "float", "double", "void", "_Bool", "bool", "size_t", "wchar_t",
+    "wint_t", "ssize_t", "intmax_t", "struct",
+))  # fmt: skip
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _c_parameters(parameters: str) -> bool:
+    """Whether every parameter has a C type: its words but the last (its name) are C
+    type words (``const char *a``; ``string s`` is not)."""
+    for parameter in parameters.split(","):
+        words = _WORD.findall(parameter)
+        if any(word not in _C_TYPES for word in words[:-1]):
+            return False
+    return True
+
+
+_OPENER = re.compile(r"(?:\bextern\s*\"\"|\bnamespace(?:\s+[\w:]+)?)\s*$")
+_OPENER_REACH = 128
+
+
+def _outside_bodies(text: str, at: int) -> bool:
+    """Whether ``at`` is at file scope, or only inside ``extern "C" {`` and namespace
+    blocks (``text`` has its literals blanked, so ``"C"`` reads ``""``)."""
+    opened: list[bool] = []  # per open brace: whether it is transparent
+    for brace in _BRACE.finditer(text, 0, at):
+        if brace.group() == "{":
+            start = max(0, brace.start() - _OPENER_REACH)
+            opened.append(_OPENER.search(text, start, brace.start()) is not None)
+        elif opened:
+            opened.pop()
+    return all(opened)
+
+
+_BRACE = re.compile(r"[{}]")
 
 
 _C_MAIN = re.compile(r"\bint\s+main\s*\(([^)]*)\)\s*\{")

@@ -1,0 +1,64 @@
+"""What of a C or C++ program could change its test: the macros it defines, undefined
+before the test (`native.defined`, read as the preprocessor reads them, so no spelling
+hides one), and the library functions it defines anew (`native.overridden`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.verifiers.code.native import build_c, defined, overridden
+from referee.verifiers.code.proof import Proof
+
+
+@pytest.mark.parametrize(
+    ("code", "names"),
+    [
+        ("#define fabs(x) 0", ["fabs"]),
+        ("%: def\\\nine fabs(x) 0", ["fabs"]),  # a digraph, a line continuation
+        ("??=define H 1", ["H"]),  # a trigraph
+        ("# /* c */ define  A 1\n#  define B", ["A", "B"]),
+        ("#/*\n*/define C 1", ["C"]),  # a comment is one space, newlines and all
+        ('const char *s = R"a(")/*")a";\n#define E 0\n// */', ["E"]),  # a raw string
+        ('const char *s = "\\n#define D";', []),
+        ("// #define F\n/* #define G */", []),
+        ("int x; # define I", []),  # not at the start of a line: no directive
+    ],
+)
+def test_defined(code: str, names: list[str]) -> None:
+    assert defined(code) == names
+
+
+def test_the_programs_macros_are_undefined_before_the_test() -> None:
+    source = build_c("", "#define fabs(x) 0\n", "int main() { return 7; }", Proof.drawn()).source
+    assert source.index("#define fabs") < source.index("#undef fabs") < source.index("return 7;")
+
+
+@pytest.mark.parametrize(
+    ("code", "names"),
+    [
+        ("int strcmp(const char *a, const char *b) { return 0; }", ["strcmp"]),
+        (
+            'extern "C" { int memcmp(const void *a, const void *b, size_t n) noexcept '
+            "{ return 0; } }",
+            ["memcmp"],
+        ),
+        (
+            'extern "C" int memcmp(const void *a, const void *b, size_t n) throw() { return 0; }',
+            ["memcmp"],
+        ),
+        ("namespace x { double fabs(double x) { return 0; } }", ["fabs"]),
+        ("static inline int abs(int x) { return x < 0 ? -x : x; }", ["abs"]),
+        ("int *strchr(const char *s, int c) { return 0; }", ["strchr"]),
+        ("long long llabs(long long v) __attribute__((const)) { return v; }", ["llabs"]),
+        # not definitions of the library's functions
+        ("int strlen(string str) { return str.size(); }", []),  # C++: an overload
+        ("int f() { if (strcmp(a, b)) { return 1; } return 0; }", []),  # a call
+        ("void f() { while (isdigit(c)) { c++; } }", []),
+        ("struct V { double abs(double x) { return x; } };", []),  # a member
+        ("int x = abs(y); struct S { int a; };", []),
+        ("int add(int a, int b) { return a + b; }", []),
+        ('const char *s = "int strcmp(const char *a) {";', []),
+    ],
+)
+def test_overridden(code: str, names: list[str]) -> None:
+    assert overridden(code) == names
