@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program, toolchains
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import java_source, native
+from referee.verifiers.code import go_source, java_source, native
 from referee.verifiers.code.proof import MARK, Proof
 
 
@@ -94,8 +94,9 @@ def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[
     hidden = rules.shadows(code, test, setup) if rules.shadows else []
     if hidden:
         return "shadows_library", (
-            f"the program stands in for the library's {', '.join(hidden)}, which the "
-            "test appended to it would call instead; it is not run"
+            f"the program declares its own {', '.join(hidden)}, which the test appended "
+            "to it (or the library it calls) would use instead of the language's; it is "
+            "not run"
         )
     bare = _strip_comments(code)
     if rules.custom_eq and rules.custom_eq.search(bare):
@@ -164,6 +165,10 @@ def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
 
 def _native_overrides(code: str, test: str, setup: str) -> list[str]:
     return native.overridden(code)
+
+
+def _go_shadowing(code: str, test: str, setup: str) -> list[str]:
+    return go_source.shadowing(code, test)
 
 
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
@@ -326,7 +331,10 @@ _LANGUAGES: dict[str, _Rules] = {
     ),
     # an import path may be a raw string too: import `unsafe`
     "go": _Rules(
-        _go, None, re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`](?:unsafe|C)["`]')
+        _go,
+        None,
+        re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`](?:unsafe|C)["`]'),
+        shadows=_go_shadowing,
     ),
     "rust": _Rules(
         _rust,

@@ -1,0 +1,37 @@
+"""A Go program's package-level names (`verifiers.code.go_source`), read for the test
+appended to it: a program declaring ``panic`` made its test's failures no-ops."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.verifiers.code.go_source import package_names, shadowing
+
+
+@pytest.mark.parametrize(
+    ("code", "names"),
+    [
+        (
+            "package main\nfunc panic(v interface{}) {}\nfunc add(a, b int) int { return 0 }",
+            ["panic", "add"],
+        ),
+        ("func (s *S) len() int { return 0 }\nfunc max[T int](a, b T) T { return a }", ["max"]),
+        ("var len = 3\nconst true = false\ntype string int", ["len", "true", "string"]),
+        (
+            "var (\n\tx, copy int\n\ty = 2\n)\nconst (\n\ta = iota\n\tb\n)",
+            ["x", "copy", "y", "a", "b"],
+        ),
+        ("type (\n\tT struct {\n\t\tlen int\n\t}\n\tU int\n)", ["T", "U"]),  # not fields
+        ("func f() { var panic = 1; _ = panic }", ["f"]),  # a local shadows nothing of the test
+        ('// func panic()\nvar s = "func len()"', ["s"]),
+    ],
+)
+def test_package_names(code: str, names: list[str]) -> None:
+    assert package_names(code) == names
+
+
+def test_shadowing_needs_a_predeclared_name_the_test_uses() -> None:
+    test = 'func main() { if add(1, 2) != 3 { panic("fail") } }'
+    helpers = "func panic(v interface{}) {}\nfunc max(a, b int) int { return a }"
+    assert shadowing(helpers, test) == ["panic"]  # max: the test never says it
+    assert shadowing("func add(a, b int) int { return a + b }", test) == []

@@ -1,0 +1,103 @@
+"""What a Go program declares at package level, read for the in-process test appended to
+it (`verifiers.code.inprocess`): the test shares the program's package, so a package-level
+``func panic(v any) {}`` is the one the test's ``panic("fail")`` calls, and a failing
+test ran to its end. Go lets a package declare any of the universe block's names.
+
+Read with comments and literals blanked out (`masked`); declarations are found at brace
+depth 0: ``func name`` (not a method), ``var``/``const`` name lists and ``type`` names,
+grouped in parentheses or not.
+"""
+
+from __future__ import annotations
+
+import re
+
+PREDECLARED = frozenset((
+    "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32",
+    "float64", "int", "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8",
+    "uint16", "uint32", "uint64", "uintptr", "true", "false", "iota", "nil", "append",
+    "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max",
+    "min", "new", "panic", "print", "println", "real", "recover",
+))  # fmt: skip
+"""Go's universe block: names a package may declare anew."""
+
+_LITERAL = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\\n]|\\.)+\'|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S
+)
+_DECLARATION = re.compile(r"\b(func|var|const|type)\b\s*")
+_NAME_LIST = re.compile(r"[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def masked(code: str) -> str:
+    """``code`` with comments and literals blanked (newlines kept)."""
+    return _LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
+
+
+def shadowing(code: str, test: str) -> list[str]:
+    """The predeclared names the program declares at package level and the test uses."""
+    used = set(_IDENTIFIER.findall(masked(test)))
+    return [name for name in package_names(code) if name in PREDECLARED and name in used]
+
+
+def package_names(code: str) -> list[str]:
+    """The names ``code`` declares at package level (functions, variables, constants,
+    types), in order, each once."""
+    text = masked(code)
+    depth = _brace_depths(text)
+    names: list[str] = []
+    for found in _DECLARATION.finditer(text):
+        if depth[found.start()] != 0:
+            continue
+        keyword, at = found.group(1), found.end()
+        if keyword == "func":
+            name = _NAME.match(text, at)  # a method starts with its receiver: "("
+            names += [name.group()] if name else []
+        elif text.startswith("(", at):
+            names += _grouped(text, at + 1, keyword, depth)
+        else:
+            names += _listed(text, at)
+    return list(dict.fromkeys(names))
+
+
+def _grouped(text: str, at: int, keyword: str, depth: list[int]) -> list[str]:
+    """The names of a ``var (...)``, ``const (...)`` or ``type (...)`` group: each entry
+    (a line, or after a semicolon, outside any braces: not a struct's fields) starts
+    with its name list."""
+    end = _closing_paren(text, at)
+    names: list[str] = []
+    for entry in _ENTRY.finditer(text, at, end):
+        if depth[entry.start()] != 0:
+            continue
+        if keyword == "type":
+            name = _NAME.match(entry.group())
+            names += [name.group()] if name else []
+        else:
+            names += _listed(entry.group(), 0)
+    return names
+
+
+_ENTRY = re.compile(r"[^\s;][^\n;]*")
+
+
+def _listed(text: str, at: int) -> list[str]:
+    found = _NAME_LIST.match(text, at)
+    return _NAME.findall(found.group()) if found else []
+
+
+def _closing_paren(text: str, at: int) -> int:
+    depth = 1
+    for index in range(at, len(text)):
+        depth += (text[index] == "(") - (text[index] == ")")
+        if depth == 0:
+            return index
+    return len(text)
+
+
+def _brace_depths(text: str) -> list[int]:
+    depths, depth = [], 0
+    for char in text:
+        depths.append(depth)
+        depth += (char == "{") - (char == "}")
+    return depths
