@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program, toolchains
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import go_source, java_source, native
+from referee.verifiers.code import go_source, java_source, native, rust_source
 from referee.verifiers.code.proof import MARK, Proof
 
 
@@ -169,6 +169,10 @@ def _native_overrides(code: str, test: str, setup: str) -> list[str]:
 
 def _go_shadowing(code: str, test: str, setup: str) -> list[str]:
     return go_source.shadowing(code, test)
+
+
+def _rust_shadowing(code: str, test: str, setup: str) -> list[str]:
+    return rust_source.shadowing(code, test)
 
 
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
@@ -340,5 +344,6 @@ _LANGUAGES: dict[str, _Rules] = {
         _rust,
         re.compile(r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd|Eq|Ord|Deref)\b|\bmacro_rules!"),
         _RUST_UNSAFE,
+        shadows=_rust_shadowing,
     ),
 }
