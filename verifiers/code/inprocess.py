@@ -164,7 +164,7 @@ def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
 
 
 def _native_overrides(code: str, test: str, setup: str) -> list[str]:
-    return native.overridden(code)
+    return native.overridden(code, test)
 
 
 def _go_shadowing(code: str, test: str, setup: str) -> list[str]:

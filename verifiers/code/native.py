@@ -18,6 +18,7 @@ as before.
 
 from __future__ import annotations
 
+import bisect
 import platform
 import re
 
@@ -148,22 +149,29 @@ _C_LITERAL = re.compile(
 _DEFINE = re.compile(r"(?m)^\s*(?:#|%:)\s*define\s+([A-Za-z_]\w*)")
 
 
-def overridden(code: str) -> list[str]:
-    """The C library functions ``code`` defines anew: a definition outside any class or
-    function, with C parameter types only (so C++'s ``int strlen(string s)`` is an
-    overload, not one of them). The program's definition is the one linked, for the
-    test's calls and the library's own (``std::string``'s ``==`` calls ``memcmp``): a
-    ``strcmp`` finding every pair equal made every assertion hold."""
+def overridden(code: str, test: str = "") -> list[str]:
+    """The functions ``code`` defines that the test would call in place of its own or
+    the library's: a definition outside any class or function named like a C library
+    function tests compare through (`COMPARED_THROUGH`), or like a function the test
+    defines. The program's is the one called: a C ``strcmp`` is the one linked, for the
+    test's calls and the library's own (``std::string``'s ``==`` calls ``memcmp``), and
+    a C++ overload that is a better match wins (``issame(vector<int>,
+    initializer_list<int>)`` for the test's braced lists, ``fabs(Half)`` for a result of
+    the program's own type); one finding every pair equal made every assertion hold."""
+    names = COMPARED_THROUGH | (set(_functions(test)) - {"main"})
+    return list(dict.fromkeys(name for name in _functions(code) if name in names))
+
+
+def _functions(code: str) -> list[str]:
+    """The functions ``code`` defines outside any class or function body."""
     text = _C_LITERAL.sub(_blank, _CONTINUATION.sub("", code))
-    found = [
+    braces, outside = _scopes(text)
+    return [
         m.group("name")
         for m in _DEFINITION.finditer(text)
-        if m.group("name") in COMPARED_THROUGH
-        and m.group("before") not in _NOT_TYPES
-        and _c_parameters(m.group("parameters"))
-        and _outside_bodies(text, m.start("name"))
+        if m.group("before") not in _NOT_TYPES
+        and outside[bisect.bisect_left(braces, m.start("name"))]
     ]
-    return list(dict.fromkeys(found))
 
 
 COMPARED_THROUGH = frozenset((
@@ -191,39 +199,28 @@ _NOT_TYPES = frozenset((
     "return", "else", "case", "do", "if", "while", "for", "switch", "sizeof", "new",
     "delete", "throw", "goto",
 ))  # fmt: skip
-_C_TYPES = frozenset((
-    "const", "volatile", "restrict", "__restrict", "signed", "unsigned", "char", "short",
-    "int", "long", "float", "double", "void", "_Bool", "bool", "size_t", "wchar_t",
-    "wint_t", "ssize_t", "intmax_t", "struct",
-))  # fmt: skip
-_WORD = re.compile(r"[A-Za-z_]\w*")
-
-
-def _c_parameters(parameters: str) -> bool:
-    """Whether every parameter has a C type: its words but the last (its name) are C
-    type words (``const char *a``; ``string s`` is not)."""
-    for parameter in parameters.split(","):
-        words = _WORD.findall(parameter)
-        if any(word not in _C_TYPES for word in words[:-1]):
-            return False
-    return True
-
-
 _OPENER = re.compile(r"(?:\bextern\s*\"\"|\bnamespace(?:\s+[\w:]+)?)\s*$")
 _OPENER_REACH = 128
 
 
-def _outside_bodies(text: str, at: int) -> bool:
-    """Whether ``at`` is at file scope, or only inside ``extern "C" {`` and namespace
-    blocks (``text`` has its literals blanked, so ``"C"`` reads ``""``)."""
-    opened: list[bool] = []  # per open brace: whether it is transparent
-    for brace in _BRACE.finditer(text, 0, at):
+def _scopes(text: str) -> tuple[list[int], list[bool]]:
+    """Where ``text``'s braces are, and whether each stretch between them is outside any
+    body: ``outside[i]`` holds before ``braces[i]`` (and ``outside[-1]`` after the last).
+    Only ``extern "C" {`` and namespace blocks are not bodies (``text`` has its literals
+    blanked, so ``"C"`` reads ``""``)."""
+    braces, outside = [], [True]
+    opened: list[bool] = []  # per open brace: whether it opens a body
+    bodies = 0
+    for brace in _BRACE.finditer(text):
         if brace.group() == "{":
             start = max(0, brace.start() - _OPENER_REACH)
-            opened.append(_OPENER.search(text, start, brace.start()) is not None)
+            opened.append(_OPENER.search(text, start, brace.start()) is None)
+            bodies += opened[-1]
         elif opened:
-            opened.pop()
-    return all(opened)
+            bodies -= opened.pop()
+        braces.append(brace.start())
+        outside.append(bodies == 0)
+    return braces, outside
 
 
 _BRACE = re.compile(r"[{}]")
