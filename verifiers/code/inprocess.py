@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program, toolchains
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import go_source, java_source, native, rust_source
+from referee.verifiers.code import go_source, identifiers, java_source, native, rust_source
 from referee.verifiers.code.proof import MARK, Proof
 
 
@@ -260,12 +260,21 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     )
 
 
+def _own_main_renamed(code: str, shadow: str) -> str:
+    """``code`` with its own ``main`` (a demonstration) renamed: the launcher's calls
+    the test (``package main`` stays)."""
+    if not identifiers.calls_or_defines(shadow, "main"):
+        return code
+    return identifiers.renamed(code, shadow, "main", identifiers.PROGRAM_MAIN)
+
+
 # --- Go --------------------------------------------------------------------------------------
 
 _GO_MAIN = re.compile(r"\bfunc\s+main\s*\(\s*\)")
 
 
 def _go(setup: str, code: str, test: str, proof: Proof) -> Program:
+    code = _own_main_renamed(code, go_source.masked(code))
     test_main = f"refereeTestMain{proof.name}"
     renamed, count = _GO_MAIN.subn(f"func {test_main}()", test, count=1)
     if count == 0:
@@ -303,6 +312,7 @@ _RUST_FORBID = "#![forbid(unsafe_code)]\n"
 
 
 def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
+    code = _own_main_renamed(code, rust_source.masked(code))
     test_main = f"referee_test_main_{proof.name}"
     renamed, count = _RUST_MAIN.subn(f"fn {test_main}()", test, count=1)
     if count == 0:

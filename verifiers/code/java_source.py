@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from referee.verifiers.code import identifiers
+
 _LITERAL = re.compile(
     r'"""(?:[^\\]|\\.)*?"""'  # text block
     r'|"(?:[^"\\\n]|\\.)*"'  # string
@@ -37,7 +39,6 @@ _PUBLIC_TYPE = re.compile(
     r"(?:class|interface|enum|record|@interface)\b)"
 )
 _MAIN_TYPE = re.compile(r"\b(?:class|interface|enum|record)\s+Main\b")
-_MAIN = re.compile(r"\bMain\b")
 
 
 def masked(code: str) -> str:
@@ -78,12 +79,7 @@ def main_renamed(code: str, name: str) -> str:
     shadow = masked(code)
     if _MAIN_TYPE.search(shadow) is None:
         return code
-    spans = [m.span() for m in _MAIN.finditer(shadow)]
-    parts, last = [], 0
-    for start, end in spans:
-        parts += [code[last:start], name]
-        last = end
-    return "".join([*parts, code[last:]])
+    return identifiers.renamed(code, shadow, "Main", name)
 
 
 def shadowing(code: str, test: str, setup: str, library: Mapping[str, frozenset[str]]) -> list[str]:

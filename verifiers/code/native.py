@@ -24,6 +24,7 @@ import re
 
 from referee.sandbox import Program
 from referee.verifiers.base import ItemInvalid
+from referee.verifiers.code import identifiers
 from referee.verifiers.code.proof import MARK, Proof
 
 
@@ -38,6 +39,7 @@ def build_cpp(setup: str, code: str, test: str, proof: Proof) -> Program:
 
 
 def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program:
+    code = _own_main_renamed(code)
     test_main = f"referee_test_main_{proof.name}"
     fail, failures = f"referee_fail_{proof.name}", f"referee_failures_{proof.name}"
     reset = "\n".join(f"#undef {macro}" for macro in dict.fromkeys([*_RESET, *defined(code)]))
@@ -72,6 +74,14 @@ def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program
         f"    _exit({proof.status});\n}}\n"
     )
     return Program(language="cpp" if cpp else "c", source=source, keep_build=False)
+
+
+def _own_main_renamed(code: str) -> str:
+    """``code`` with its own ``main`` (a demonstration) renamed: ours calls the test."""
+    shadow = _C_LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
+    if not identifiers.calls_or_defines(shadow, "main"):
+        return code
+    return identifiers.renamed(code, shadow, "main", identifiers.PROGRAM_MAIN)
 
 
 def _failing(fail: str, failures: str) -> str:

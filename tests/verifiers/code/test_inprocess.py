@@ -245,3 +245,32 @@ def test_java_classes_defined_from_stdin_keep_their_language() -> None:
     assert proof.shown(passed.exit_code, passed.stdout), passed
     assert not proof.shown(failed.exit_code, failed.stdout), failed
     assert "Saw java.lang.AssertionError" in failed.stdout, failed  # the test's own failure
+
+
+DEMO_MAINS = {
+    "c": "#include <stdio.h>\nint add(int a, int b) { return a + b; }\n"
+    'int main(void) { printf("%d\\n", add(1, 2)); return main == 0; }',
+    "cpp": "#include <iostream>\nint add(int a, int b) { return a + b; }\n"
+    "int main() { std::cout << add(1, 2) << std::endl; return 0; }",
+    "go": 'package main\nimport "fmt"\nfunc add(a, b int) int { return a + b }\n'
+    "func main() { fmt.Println(add(1, 2)) }",
+    "rust": 'fn add(a: i32, b: i32) -> i32 { a + b }\nfn main() { println!("{}", add(1, 2)); }',
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(DEMO_MAINS))
+def test_a_programs_own_main_is_renamed(language: str) -> None:
+    """A right program with a demonstration ``main`` scored 0: its ``main`` collided
+    with the launcher's (a compile error). It is renamed, and never runs; the same
+    program with a wrong answer still fails."""
+    proof = Proof.drawn()
+    code = DEMO_MAINS[language]
+    right = program(language, "", code, TESTS[language], proof)
+    wrong = program(language, "", code.replace("a + b", "a - b"), TESTS[language], proof)
+    with Sandbox(SandboxSettings()) as sandbox:
+        [passed] = sandbox.run(right, [case(language, proof)]).cases
+        [failed] = sandbox.run(wrong, [case(language, proof)]).cases
+    assert proof.shown(passed.exit_code, passed.stdout), passed
+    assert "3\n" not in passed.stdout  # the program's own main never ran
+    assert not proof.shown(failed.exit_code, failed.stdout), failed

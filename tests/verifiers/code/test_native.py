@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from referee.verifiers.code import go_source, identifiers
 from referee.verifiers.code.native import build_c, defined, overridden
 from referee.verifiers.code.proof import Proof
 
@@ -75,3 +76,12 @@ def test_a_test_defines_only_its_own_functions() -> None:
     assert (
         overridden("int main() { return 0; }\nint add(int a) { return a; }", "int main() {}") == []
     )
+
+
+def test_identifiers_renamed_outside_literals_and_package_clauses() -> None:
+    code = 'package main\n// main\nfunc main() { s := "main"; main() }'
+    shadow = go_source.masked(code)
+    assert identifiers.renamed(code, shadow, "main", "m2") == (
+        'package main\n// main\nfunc m2() { s := "main"; m2() }'
+    )
+    assert not identifiers.calls_or_defines(go_source.masked('s := "main()"'), "main")
