@@ -485,9 +485,16 @@ COMPILED = (
     Language(
         "scala",
         "Main.scala",
-        ("/usr/bin/scala", "-J-Xmx{memory_mb}m", "-cp", "{box}", "Main"),
+        ("/usr/bin/scala", "-J-Xmx{memory_mb}m", "-cp", "{box}", "{main_class}"),
         compile=("/usr/bin/scalac", "-J-Xmx1024m", "-d", ".", "{sources}"),
         suffix=".scala",
+        # the object that runs (`object Solution extends App`, or one with a `main`),
+        # opening a line (not in a comment), names the file and so the class run;
+        # without one, `Main`
+        main_pattern=(
+            r"(?m)^[ \t]*object\s+([A-Za-z_]\w*)(?=\s+extends\s+App\b"
+            r"|(?:(?!\bobject\b)[\s\S])*?\bdef\s+main\s*\()"
+        ),
         tools=("/usr/bin/scala", "/usr/bin/scalac"),
         package="scala",
         memory_rlimit="none",

@@ -1,0 +1,55 @@
+"""Programs on stdin run under the name they give their entry point: a Scala answer's
+`object Solution extends App` (or an object with a `main`) once found no class `Main`
+to run and scored 0 (Java's public class: tests/verifiers/code/test_java_source.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from referee.sandbox.languages import find
+from referee.verifiers import Item, Registry, Status, score_items
+
+BODY = (
+    '{ val Array(a, b) = scala.io.StdIn.readLine().trim.split(" ").map(_.toInt); println(a + b) }'
+)
+SCALA = {
+    "object Main extends App": "object Main extends App " + BODY,
+    "object Solution extends App": "object Solution extends App " + BODY,
+    "an object with a main after a helper": "object Helper { val x = 1 }\n"
+    "object Solution { def main(args: Array[String]): Unit = " + BODY + " }",
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "main"),
+    [
+        (SCALA["object Solution extends App"], "Solution.scala"),
+        (SCALA["an object with a main after a helper"], "Solution.scala"),
+        ("object Helper { val x = 1 }", "Main.scala"),
+        (
+            "// object Fake { def main(a: Array[String]) = () }\nobject Main extends App",
+            "Main.scala",
+        ),
+    ],
+)
+def test_the_scala_object_that_runs_names_the_file(source: str, main: str) -> None:
+    language = find("scala")
+    assert language is not None and language.main_for(source) == main
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SCALA))
+def test_right_scala_programs_run(registry: Registry, name: str) -> None:
+    ref = {"inputs": ["2 3\n"], "outputs": ["5\n"]}
+    code = SCALA[name]
+    wrong_code = code.replace("println(a + b)", "println(a - b)")
+    params = {"language": "scala"}
+    passed, failed = score_items(
+        [
+            Item(verifier="code", response=f"```scala\n{c}\n```", reference=ref, params=params)
+            for c in (code, wrong_code)
+        ],
+        registry,
+    )
+    assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
+    assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details
