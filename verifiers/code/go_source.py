@@ -35,6 +35,19 @@ def masked(code: str) -> str:
     return _LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
 
 
+def as_command(code: str) -> str:
+    """``code`` as package ``main``, which ``go build`` makes a command of: a missing
+    package clause is added, another package's name replaced (an answer that left out
+    ``package main`` or wrote ``package solution`` did not build)."""
+    clause = _PACKAGE_CLAUSE.search(masked(code))
+    if clause is None:
+        return f"package main\n{code}"
+    return f"{code[: clause.start(1)]}main{code[clause.end(1) :]}"
+
+
+_PACKAGE_CLAUSE = re.compile(r"\A\s*package\s+([A-Za-z_]\w*)")
+
+
 def shadowing(code: str, test: str) -> list[str]:
     """The predeclared names the program declares at package level and the test uses."""
     used = set(_IDENTIFIER.findall(masked(test)))

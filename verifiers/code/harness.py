@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import inprocess, java_source
+from referee.verifiers.code import go_source, inprocess, java_source
 from referee.verifiers.code.boundary import assembly
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
@@ -92,7 +92,7 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
     check_supported(suite, language)
     if suite.kind == "stdio":
         cases = [Case(stdin=c.stdin) for c in suite.cases]
-        source = java_source.unpackaged(code) if language == "java" else code
+        source = _as_command(code, language)
         return Plan(Program(language=language, source=source), cases)
     if language not in assembly.LINKED_LANGUAGES:
         program = inprocess.program(language, suite.setup, code, suite.test, proof)
@@ -107,6 +107,16 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
     cases = [assembly.tester_case(c.stdin, suite.setup, language) for c in suite.cases]
     program = assembly.program(code, suite.setup, language)
     return Plan(program, cases, tester=assembly.tester(language))
+
+
+def _as_command(code: str, language: str) -> str:
+    """``code`` as the program that runs on its own: Java without its ``package`` (it is
+    run as a class of no package), Go in package ``main``."""
+    if language == "java":
+        return java_source.unpackaged(code)
+    if language == "go":
+        return go_source.as_command(code)
+    return code
 
 
 def check_supported(suite: Suite, language: str) -> None:

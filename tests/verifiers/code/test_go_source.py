@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.verifiers.code.go_source import package_names, shadowing
+from referee.verifiers.code.go_source import as_command, package_names, shadowing
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,16 @@ def test_shadowing_needs_a_predeclared_name_the_test_uses() -> None:
     helpers = "func panic(v interface{}) {}\nfunc max(a, b int) int { return a }"
     assert shadowing(helpers, test) == ["panic"]  # max: the test never says it
     assert shadowing("func add(a, b int) int { return a + b }", test) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "command"),
+    [
+        ("package main\nfunc main() {}", "package main\nfunc main() {}"),
+        ('import "fmt"\nfunc main() {}', 'package main\nimport "fmt"\nfunc main() {}'),
+        ("// note\npackage solution\nfunc main() {}", "// note\npackage main\nfunc main() {}"),
+        ('func main() { s := "package x" }', 'package main\nfunc main() { s := "package x" }'),
+    ],
+)
+def test_as_command(code: str, command: str) -> None:
+    assert as_command(code) == command

@@ -1,6 +1,7 @@
 """Programs on stdin run under the name they give their entry point: a Scala answer's
 `object Solution extends App` (or an object with a `main`) once found no class `Main`
-to run and scored 0 (Java's public class: tests/verifiers/code/test_java_source.py)."""
+to run and scored 0 (Java's public class: tests/verifiers/code/test_java_source.py);
+a Go answer without `package main` did not build."""
 
 from __future__ import annotations
 
@@ -48,6 +49,26 @@ def test_right_scala_programs_run(registry: Registry, name: str) -> None:
         [
             Item(verifier="code", response=f"```scala\n{c}\n```", reference=ref, params=params)
             for c in (code, wrong_code)
+        ],
+        registry,
+    )
+    assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
+    assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details
+
+
+GO = 'import "fmt"\nfunc main() { var a, b int; fmt.Scan(&a, &b); fmt.Println(a + b) }'
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("clause", ["", "package solution\n"])
+def test_a_go_program_without_package_main_runs(registry: Registry, clause: str) -> None:
+    """It did not build (expected 'package'; or a package that is no command)."""
+    ref = {"inputs": ["2 3\n"], "outputs": ["5\n"]}
+    params = {"language": "go"}
+    passed, failed = score_items(
+        [
+            Item(verifier="code", response=f"```go\n{clause}{c}\n```", reference=ref, params=params)
+            for c in (GO, GO.replace("a + b", "a - b"))
         ],
         registry,
     )
