@@ -4,6 +4,7 @@ the Rust sysroot to bind, and whether a directory is readable by the sandboxes' 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import stat
@@ -11,6 +12,8 @@ import subprocess
 from pathlib import Path
 
 from referee.sandbox.languages import Language
+
+log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=4)
@@ -79,7 +82,12 @@ def java_library_types() -> dict[str, frozenset[str]]:
             timeout=60,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning(
+            "the JDK's types could not be listed (%s): Java programs declaring a "
+            "library type's name are not refused",
+            exc,
+        )
         return {}
     found: dict[str, set[str]] = {}
     for line in done.stdout.splitlines():
