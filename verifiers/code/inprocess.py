@@ -73,9 +73,18 @@ def check_language(language: str) -> None:
 
 def program(language: str, setup: str, code: str, test: str, proof: Proof) -> Program:
     """The program that runs ``test`` after ``code`` and shows ``proof`` once it
-    completed. Raises `ItemInvalid` for an unsupported language."""
+    completed. Raises `ItemInvalid` for an unsupported language.
+
+    A test that begins by closing braces finishes the code first: MultiPL-E's prompts
+    open a function the completion never closes, and its tests start with the ``}``."""
     check_language(language)
+    closing = _CLOSING.match(test)
+    if closing is not None:
+        code, test = f"{code}\n{closing.group().strip()}\n", test[closing.end() :]
     return _LANGUAGES[language].build(setup, code, test, proof)
+
+
+_CLOSING = re.compile(r"\A\s*\}(?:\s*\})*")
 
 
 def case(language: str, proof: Proof) -> Case:
@@ -127,6 +136,26 @@ _JAVA_MAIN_CLASS = re.compile(r"\b(public\s+)?(final\s+)?class\s+Main\b")
 _JAVA_MAIN_METHOD = re.compile(r"\bvoid\s+main\s*\([^)]*\)\s*(?:throws\s+[\w.\s,]+)?\{")
 
 
+def _java_entry(code: str, test: str, label: str, gate: str) -> tuple[str, str, str]:
+    """The test ready to append, with the class and the static method the launcher
+    calls: the test's ``Main`` renamed (`_java_gated`), or, for a test that goes on
+    inside the program's open class (MultiPL-E), its ``main`` renamed and gated."""
+    test_class = f"RefereeTest{label}"
+    if _JAVA_MAIN_CLASS.search(test) is not None:
+        return _java_gated(test, test_class, gate), test_class, "main"
+    host, method = java_source.open_class(code), _JAVA_MAIN_METHOD.search(test)
+    if host is None or method is None:
+        raise ItemInvalid(
+            "invalid_reference",
+            "reference.test: no `class Main` found, nor a `main` method inside a class the "
+            "program leaves open (MultiPL-E)",
+        )
+    entry = f"refereeTestMain{label}"
+    header = re.sub(r"\bmain\b", entry, method.group(), count=1)
+    gated = f"{test[: method.start()]}{header} {gate}.enter();{test[method.end() :]}"
+    return gated, host, entry
+
+
 def _java_gated(test: str, test_class: str, gate: str) -> str:
     """``test`` with its ``Main`` renamed ``test_class`` and the first thing its ``main``
     does a call to ``gate``, which ends the VM on a second entry. A test failing by an
@@ -176,11 +205,12 @@ def _rust_shadowing(code: str, test: str, setup: str) -> list[str]:
 
 
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
-    test_class, gate = f"RefereeTest{proof.name}", f"RefereeGate{proof.name}"
+    gate = f"RefereeGate{proof.name}"
     (setup, above), (code, mine), (test, theirs) = map(java_source.hoisted, (setup, code, test))
     imports = "\n".join(dict.fromkeys([*above, *mine, *theirs]))
     code = java_source.main_renamed(code, PROGRAM_MAIN)
-    renamed = java_source.unpublished(_java_gated(test, test_class, gate))
+    entered, test_class, entry = _java_entry(code, test, proof.name, gate)
+    renamed = java_source.unpublished(entered)
     setup, code = java_source.unpublished(setup), java_source.unpublished(code)
     # Every class but this launcher comes on stdin (`Language.test_host_withheld`): the
     # test's class files hold its expected values as constants and bytecode, which a
@@ -240,7 +270,7 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
         "            nonce = (nonce << 4) | java.lang.Character.digit(given[at], 16);\n"
         "        java.util.Arrays.fill(given, (byte) 0);\n"
         "        java.lang.invoke.MethodHandles.lookup().findStatic(\n"
-        f'            java.lang.Class.forName("{test_class}"), "main",\n'
+        f'            java.lang.Class.forName("{test_class}"), "{entry}",\n'
         "            java.lang.invoke.MethodType.methodType(void.class, java.lang.String[].class)\n"
         "        ).invokeExact(args);\n"
         "        java.lang.System.out.flush();\n        java.lang.System.err.flush();\n"

@@ -101,6 +101,19 @@ def shadowing(code: str, test: str, setup: str, library: Mapping[str, frozenset[
     ]
 
 
+def open_class(code: str) -> str | None:
+    """The top-level type ``code`` leaves open, for a test that goes on inside it and
+    closes it (MultiPL-E's: ``public static void main`` and the class's ``}``); None
+    when every brace closes, or more than one stays open."""
+    shadow = masked(code)
+    depth = _depths(shadow)
+    final = depth[-1] + (shadow[-1] == "{") - (shadow[-1] == "}") if shadow else 0
+    if final != 1:
+        return None
+    types = [m.group(1) for m in _TYPE.finditer(shadow) if depth[m.start()] == 0]
+    return types[-1] if types else None
+
+
 def _top_level_types(code: str) -> list[str]:
     shadow = masked(code)
     depth = _depths(shadow)

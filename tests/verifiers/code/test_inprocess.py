@@ -274,3 +274,59 @@ def test_a_programs_own_main_is_renamed(language: str) -> None:
     assert proof.shown(passed.exit_code, passed.stdout), passed
     assert "3\n" not in passed.stdout  # the program's own main never ran
     assert not proof.shown(failed.exit_code, failed.stdout), failed
+
+
+# MultiPL-E's shape: the prompt opens a function (and for Java a class) that the
+# completion never closes; the test starts by closing it.
+MULTIPL_E = {
+    "c": (
+        "#include <assert.h>\nlong add(long x, long y) {\n    return x + y;\n",
+        "}\nint main() {\n    assert(add(0, 1) == 1);\n    assert(add(5, 7) == 12);\n}\n",
+    ),
+    "cpp": (
+        "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long x, long y) {\n"
+        "    return x + y;\n",
+        "}\nint main() {\n    auto candidate = add;\n    assert(candidate((0), (1)) == (1));\n"
+        "    assert(candidate((5), (7)) == (12));\n}\n",
+    ),
+    "rust": (
+        "/// Add two numbers\nfn add(x: isize, y: isize) -> isize {\n    x + y\n",
+        "}\n\nfn main() {\n    let candidate = add;\n    assert_eq!(candidate(0, 1), 1);\n"
+        "    assert_eq!(candidate(5, 7), 12);\n}\n",
+    ),
+    "java": (
+        "import java.util.*;\nimport java.io.*;\nclass Problem {\n"
+        "    public static long add(long x, long y) {\n        return x + y;\n",
+        "    }\n    public static void main(String[] args) {\n"
+        "    assert(add((0l), (1l)) == (1l));\n    assert(add((5l), (7l)) == (12l));\n    }\n\n}\n",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(MULTIPL_E))
+def test_multipl_e_tests_close_what_the_prompt_opened(language: str) -> None:
+    """Once a compile error for every answer, right or wrong (C and C++: our launcher
+    landed inside the open function; Java: no `class Main`)."""
+    proof = Proof.drawn()
+    code, test = MULTIPL_E[language]
+    right = program(language, "", code, test, proof)
+    wrong_code = code.replace("x + y", "x - y")
+    wrong = program(language, "", wrong_code, test, proof)
+    with Sandbox(SandboxSettings()) as sandbox:
+        [passed] = sandbox.run(right, [case(language, proof)]).cases
+        [failed] = sandbox.run(wrong, [case(language, proof)]).cases
+    assert proof.shown(passed.exit_code, passed.stdout), passed
+    assert not proof.shown(failed.exit_code, failed.stdout), failed
+
+
+def test_a_java_test_inside_the_programs_class_is_gated() -> None:
+    """Called again by reflection, it ends the VM, as a test's `Main.main` does."""
+    code, test = MULTIPL_E["java"]
+    proof = Proof.drawn()
+    source = program("java", "", code, test, proof).source
+    entry = f"refereeTestMain{proof.name}"
+    assert f"static void {entry}(String[] args) {{ RefereeGate{proof.name}.enter();" in source
+    assert f'forName("Problem"), "{entry}"' in source
+    with pytest.raises(ItemInvalid, match="MultiPL-E"):
+        program("java", "", "class Problem { }", "static void helper() {}", proof)

@@ -13,6 +13,7 @@ from referee.verifiers.code.java_source import (
     hoisted,
     main_renamed,
     masked,
+    open_class,
     shadowing,
     unpublished,
 )
@@ -213,3 +214,16 @@ def test_right_java_programs_run_on_stdin(registry: Registry, name: str) -> None
     )
     assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
     assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details
+
+
+@pytest.mark.parametrize(
+    ("code", "name"),
+    [
+        ("class Problem {\n    static long add(long x) {\n        return x;\n    }\n", "Problem"),
+        ("class A {}\npublic class Problem {\n  // }\n  static int f() { return 1; }\n", "Problem"),
+        ("class Problem { static long add(long x) { return x; } }", None),  # closed
+        ("class Problem { static long add(long x) {", None),  # two still open
+    ],
+)
+def test_open_class(code: str, name: str | None) -> None:
+    assert open_class(code) == name
