@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import go_source, inprocess, java_source
+from referee.verifiers.code import go_source, inprocess, java_source, js_source
 from referee.verifiers.code.boundary import assembly
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
@@ -111,11 +111,13 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
 
 def _as_command(code: str, language: str) -> str:
     """``code`` as the program that runs on its own: Java without its ``package`` (it is
-    run as a class of no package), Go in package ``main``."""
+    run as a class of no package), Go in package ``main``, JavaScript as CommonJS."""
     if language == "java":
         return java_source.unpackaged(code)
     if language == "go":
         return go_source.as_command(code)
+    if language == "javascript":
+        return js_source.commonjs(code)
     return code
 
 
@@ -137,7 +139,7 @@ def check_supported(suite: Suite, language: str) -> None:
             f"reference: test lists need params.language python3 or javascript, not "
             f"{language}; for {language} give one test appended to the program",
         )
-    inprocess.check_language(language)
+    inprocess.check_language(language, assembly.LINKED_LANGUAGES)
 
 
 def returned_value(stdout: str) -> tuple[bool, object, str | None]:

@@ -37,7 +37,7 @@ Python, JavaScript and bash tests run in a second sandbox instead
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from referee.sandbox import Case, Program, toolchains
@@ -60,10 +60,11 @@ class _Rules:
     anew; Java: types declared under a library type's name)."""
 
 
-def check_language(language: str) -> None:
-    """Raise `ItemInvalid` when appended tests are not supported for ``language``."""
+def check_language(language: str, linked: Iterable[str] = ("python3",)) -> None:
+    """Raise `ItemInvalid` when appended tests are not supported for ``language``; the
+    message names these languages and the ``linked`` ones (tests in a second sandbox)."""
     if language not in _LANGUAGES:
-        supported = ", ".join(sorted(["python3", *_LANGUAGES]))
+        supported = ", ".join(sorted({*linked, *_LANGUAGES}))
         raise ItemInvalid(
             "invalid_params",
             f"params.language: assert-style tests run for {supported}; "

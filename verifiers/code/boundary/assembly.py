@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 from referee.sandbox import Case, Program
+from referee.verifiers.code import js_source
 
 MODULE = "solution"
 RUNTIME = "referee_boundary"
@@ -149,6 +150,7 @@ def _js_files() -> dict[str, str]:
 
 
 def _js_program(code: str, setup: str) -> Program:
+    code = js_source.commonjs(code)  # the module is loaded by require
     names = js_identifiers(code)
     exports = "".join(
         f'  try {{ if (typeof {n} !== "undefined") e[{json.dumps(n)}] = {n}; }} catch (_) {{}}\n'
