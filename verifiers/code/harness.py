@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import go_source, inprocess, java_source, js_source
+from referee.verifiers.code import go_source, inprocess, java_source, js_source, kotlin_source
 from referee.verifiers.code.boundary import assembly
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
@@ -111,13 +111,16 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
 
 def _as_command(code: str, language: str) -> str:
     """``code`` as the program that runs on its own: Java without its ``package`` (it is
-    run as a class of no package), Go in package ``main``, JavaScript as CommonJS."""
+    run as a class of no package), Go in package ``main``, JavaScript as CommonJS,
+    Kotlin with a top-level ``main``."""
     if language == "java":
         return java_source.unpackaged(code)
     if language == "go":
         return go_source.as_command(code)
     if language == "javascript":
         return js_source.commonjs(code)
+    if language == "kotlin":
+        return kotlin_source.with_top_level_main(code)
     return code
 
 

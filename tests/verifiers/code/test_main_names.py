@@ -1,7 +1,8 @@
 """Programs on stdin run under the name they give their entry point: a Scala answer's
 `object Solution extends App` (or an object with a `main`) once found no class `Main`
 to run and scored 0 (Java's public class: tests/verifiers/code/test_java_source.py);
-a Go answer without `package main` did not build."""
+a Go answer without `package main` did not build; a Kotlin answer with its `main` in an
+object found no main to start."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from referee.sandbox.languages import find
 from referee.verifiers import Item, Registry, Status, score_items
+from referee.verifiers.code.kotlin_source import with_top_level_main
 
 BODY = (
     '{ val Array(a, b) = scala.io.StdIn.readLine().trim.split(" ").map(_.toInt); println(a + b) }'
@@ -74,3 +76,36 @@ def test_a_go_program_without_package_main_runs(registry: Registry, clause: str)
     )
     assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
     assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details
+
+
+@pytest.mark.parametrize(
+    ("code", "added"),
+    [
+        (
+            "object Solution {\n  @JvmStatic fun main(args: Array<String>) {}\n}",
+            "Solution.main(args)",
+        ),
+        ("class S {\n  companion object {\n    @JvmStatic fun main() {}\n  }\n}", "S.main()"),
+        ("fun main() {}\nobject O { fun main(a: Array<String>) {} }", None),  # a top-level one
+        ('val s = "fun main()"', None),
+    ],
+)
+def test_kotlin_top_level_main(code: str, added: str | None) -> None:
+    result = with_top_level_main(code)
+    if added is None:
+        assert result == code
+    else:
+        assert result == f"{code}\n\nfun main(args: Array<String>) = {added}\n"
+
+
+@pytest.mark.slow
+def test_a_kotlin_answer_with_its_main_in_an_object_runs(registry: Registry) -> None:
+    code = (
+        "object Solution {\n  @JvmStatic fun main(args: Array<String>) {\n"
+        '    val (a, b) = readLine()!!.trim().split(" ").map { it.toInt() }\n'
+        "    println(a + b)\n  }\n}"
+    )
+    ref = {"inputs": ["2 3\n"], "outputs": ["5\n"]}
+    item = Item(verifier="code", response=f"```kotlin\n{code}\n```", reference=ref)
+    [result] = score_items([item], registry)
+    assert (result.status, result.reward) == (Status.OK, 1.0), result.details
