@@ -583,8 +583,9 @@ LANGUAGES: dict[str, Language] = {
             ),
             suffix=".java",
             # `public class Solution { ... main ... }` must live in Solution.java and runs
-            # as Solution (a declaration opening a line: not one in a comment or string)
-            main_pattern=r"(?m)^[ \t]*public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)",
+            # as Solution (a top-level declaration, at the start of a line: not a nested
+            # class, nor one in a comment or string)
+            main_pattern=r"(?m)^public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)",
             build_flags=(
                 r"-g(?::none)?",
                 r"-nowarn",

@@ -70,7 +70,7 @@ class Command:
     at most ``output_bytes`` in all."""
     proc: bool = True
     """False: the command sees no ``/proc`` (no ``/proc/self/mem`` to read its own
-    memory through); only for programs that need none (`Language.test_host_options`)."""
+    memory through); only for programs that need none (`Program.hosts_test`)."""
 
 
 @dataclass

@@ -193,6 +193,8 @@ STDIO_RIGHT = {
     "public class Solution": "public class Solution " + STDIO_BODY,
     "a helper before the public class": "class Helper {}\npublic class Solution " + STDIO_BODY,
     "a package": "package com.example;\npublic class Main " + STDIO_BODY,
+    "a nested public final class": "class Main {\n    public final class Inner {}\n"
+    + STDIO_BODY.removeprefix("{"),
 }
 
 
