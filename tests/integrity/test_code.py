@@ -5,22 +5,24 @@ The corpus is a folder per language under ``corpus/``: ``right.*`` (the honest
 solution), ``wrong.*`` (a plain bug) and one file per hack, with the language's test in
 ``test.<ext>.txt``. A hack aimed at another shape of test names it on a line
 ``corpus-test: test.<shape>.<ext>.txt`` (a Java test failing by an exception other than
-``AssertionError``, say); ``right`` and ``wrong`` run against every test. Python hacks
-run against every Python test format (a HumanEval ``check``, MBPP assert lists, function
-calls); ``corpus/stdio`` against stdin/stdout tests. Each file's first lines say what it
-tries. Among them: always-equal objects and subclasses of plain types, early exits
-(``sys.exit``, ``os._exit``, ``exit(0)``, ``process.exit``, ``os.Exit``, static
-initialisers, ``atexit``), killing the harness, fake result and verdict lines, reading
-the tests from disk, stdin, environment, argv, ``/proc``, stack frames, the garbage
-collector, a caller's source or raw memory, the test's class file (Java), monkeypatched
-builtins and ``assert`` modules, redefined or disabled assertions, a replaced
-``__assert_fail``, a SIGILL handler skipping trapped assertions, equality operators and
-``equals`` overrides, shadowing macros, overridden shell builtins, traps, sleeping past
-the limit, and the test used as an oracle: a fork (or another JVM, or a copy of the
-binary) per guess, a call to the test's ``main`` by reflection (Java, failing by
-``AssertionError`` or by another exception) or by its address (Go ``unsafe``), a trap
-handler restoring a snapshot of the program's data and bss and trying the next answer
-(C, C++), the proof read from the renamed test's name or from a heap dump (Java).
+``AssertionError``, say); ``right`` and ``wrong`` run against every test, except the
+shapes with a ``right.<shape>`` and ``wrong.<shape>`` of their own (MultiPL-E's tests,
+which go on inside the program). Python hacks run against every Python test format (a
+HumanEval ``check``, MBPP assert lists, function calls); ``corpus/stdio`` against
+stdin/stdout tests. Each file's first lines say what it tries. Among them: always-equal
+objects and subclasses of plain types, early exits (``sys.exit``, ``os._exit``,
+``exit(0)``, ``process.exit``, ``os.Exit``, static initialisers, ``atexit``), killing
+the harness, fake result and verdict lines, reading the tests from disk, stdin,
+environment, argv, ``/proc``, stack frames, the garbage collector, a caller's source or
+raw memory, the test's class file (Java), monkeypatched builtins and ``assert`` modules,
+redefined or disabled assertions, a replaced ``__assert_fail``, a SIGILL handler
+skipping trapped assertions, equality operators and ``equals`` overrides, shadowing
+macros, overridden shell builtins, traps, sleeping past the limit, and the test used as
+an oracle: a fork (or another JVM, or a copy of the binary) per guess, a call to the
+test's ``main`` by reflection (Java, failing by ``AssertionError`` or by another
+exception) or by its address (Go ``unsafe``), a trap handler restoring a snapshot of the
+program's data and bss and trying the next answer (C, C++), the proof read from the
+renamed test's name or from a heap dump (Java).
 """
 
 from __future__ import annotations
@@ -67,13 +69,27 @@ def _runs(language: str) -> list[tuple[str, str, str]]:
     """(program name @ test name, code, test) for every run of ``language``'s corpus."""
     tests = {p.name: p.read_text() for p in sorted((CORPUS / language).glob("test.*.txt"))}
     [default] = [name for name in tests if name.count(".") == 2]
+    programs = _programs(language)
     runs = []
-    for name, code in _programs(language).items():
+    for name, code in programs.items():
         declared = _DECLARED_TEST.search(code)
-        chosen = list(tests) if name in {"right", "wrong"} else []
+        base, _, shape = name.partition(".")
+        chosen = []
+        if base in {"right", "wrong"}:  # right.<shape>: its own shape of test only
+            chosen = [
+                test
+                for test in tests
+                if (_shape(test) == shape if shape else f"{base}.{_shape(test)}" not in programs)
+            ]
         for test in chosen or [declared.group(1) if declared else default]:
             runs.append((f"{name}@{test}", code, tests[test]))
     return runs
+
+
+def _shape(test: str) -> str:
+    """``multipl_e`` for ``test.multipl_e.java.txt``; "" for the default ``test.java.txt``."""
+    parts = test.split(".")
+    return parts[1] if len(parts) == 4 else ""
 
 
 def _score(registry: Registry, items: Sequence[Item]) -> list[Result]:
@@ -105,7 +121,7 @@ def _wrong_rewards(names: list[str], results: list[Result]) -> list[Any]:
         (name, result.status, result.reward, result.error, result.details.get("cases"))
         for name, result in zip(names, results, strict=True)
         if result.status != Status.OK
-        or result.reward != (1.0 if name.split("@")[0] == "right" else 0.0)
+        or result.reward != (1.0 if name.split("@")[0].split(".")[0] == "right" else 0.0)
     ]
 
 

@@ -25,11 +25,15 @@ runs in its process, so this module hardens that run as far as one process allow
   types (C++ ``operator==``, Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
   ``custom_eq``, since the appended test would compare through it; Go and Rust programs
   with unsafe code (with which they could call the test by address and recover from its
-  panic) score 0 with flag ``unsafe_code``.
+  panic) score 0 with flag ``unsafe_code``; a program standing in for a library function
+  or type its test would use (a C ``strcmp``, a C++ overload of the test's ``issame``, a
+  Java ``Arrays``, a Go ``panic``, a Rust ``String``) scores 0 with flag
+  ``shadows_library``.
 
 What one process cannot prevent is stated in docs/security.md: a C or C++ program may
 read its own memory through pointers, where the compiled test lives, and a Java program
-may reach the test's fields and methods by reflection. Results carry the flag ``in_process_tests``.
+may reach the test's fields and methods by reflection. Results carry the flag
+``in_process_tests``.
 Python, JavaScript and bash tests run in a second sandbox instead
 (`verifiers.code.boundary`) and are not affected.
 """
@@ -57,7 +61,8 @@ class _Rules:
     shadows: Callable[[str, str, str], list[str]] | None = None
     """The library functions or types the program (code, test, setup) would stand in
     for, so that the test compares through the program's (C and C++: functions defined
-    anew; Java: types declared under a library type's name)."""
+    anew or overloading the test's own; Java: types under a library type's name; Go and
+    Rust: the predeclared names and the prelude's)."""
 
 
 def check_language(language: str, linked: Iterable[str] = ("python3",)) -> None:
@@ -96,8 +101,8 @@ def case(language: str, proof: Proof) -> Case:
 def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[str, str] | None:
     """Why ``code`` is not run with ``test`` in its process, as (flag, message), or None:
     it defines equality for its own types (the test would compare through it), uses
-    unsafe code (it could call the test and recover from its failures), or declares a
-    type that hides a library type the test uses (Java: the test would call it)."""
+    unsafe code (it could call the test and recover from its failures), or stands in
+    for a library function or type the test (or the library) would call (`_Rules`)."""
     rules = _LANGUAGES.get(language)
     if rules is None:
         return None
@@ -190,7 +195,9 @@ def _java_gate(gate: str) -> str:
 
 
 def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
-    return java_source.shadowing(code, test, setup, toolchains.java_library_types())
+    inside = _JAVA_MAIN_CLASS.search(test) is None  # MultiPL-E's: in the program's class
+    library = toolchains.java_library_types()
+    return java_source.shadowing(code, test, setup, library, inside)
 
 
 def _native_overrides(code: str, test: str, setup: str) -> list[str]:

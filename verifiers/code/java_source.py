@@ -82,11 +82,19 @@ def main_renamed(code: str, name: str) -> str:
     return identifiers.renamed(code, shadow, "Main", name)
 
 
-def shadowing(code: str, test: str, setup: str, library: Mapping[str, frozenset[str]]) -> list[str]:
-    """The library types (``java.util.Arrays``) the program's top-level types hide from
-    the test: a type declared in the file wins over one imported on demand (``import
+def shadowing(
+    code: str,
+    test: str,
+    setup: str,
+    library: Mapping[str, frozenset[str]],
+    inside: bool = False,
+) -> list[str]:
+    """The library types (``java.util.Arrays``) the program's types hide from the test:
+    a type declared in the file wins over one imported on demand (``import
     java.util.*``, and ``java.lang``), so a program's ``Arrays`` would get the test's
-    expected values in its ``asList``. Names the setup or the test declare are theirs."""
+    expected values in its ``asList``. Top-level types, or with ``inside`` (the test
+    goes on inside the program's class, as MultiPL-E's do) types at any depth, since a
+    member type wins there too. Names the setup or the test declare are theirs."""
     packages = ["java.lang"]
     for text in (setup, code, test):
         packages += [found.group(1) for found in _ON_DEMAND.finditer(masked(text))]
@@ -94,7 +102,7 @@ def shadowing(code: str, test: str, setup: str, library: Mapping[str, frozenset[
     ours = set(_top_level_types(setup)) | set(_TYPE.findall(masked(test)))
     return [
         f"{package}.{name}"
-        for name in dict.fromkeys(_top_level_types(code))
+        for name in dict.fromkeys(_TYPE.findall(masked(code)) if inside else _top_level_types(code))
         if name in used and name not in ours
         for package in dict.fromkeys(packages)
         if name in library.get(package, ())
