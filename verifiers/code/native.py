@@ -169,7 +169,36 @@ def overridden(code: str, test: str = "") -> list[str]:
     initializer_list<int>)`` for the test's braced lists, ``fabs(Half)`` for a result of
     the program's own type); one finding every pair equal made every assertion hold."""
     names = COMPARED_THROUGH | (set(_functions(test)) - {"main"})
-    return list(dict.fromkeys(name for name in _functions(code) if name in names))
+    found = [name for name in _functions(code) if name in names]
+    return list(dict.fromkeys([*found, *_macro_made(code, names)]))
+
+
+def _macro_made(code: str, names: frozenset[str] | set[str]) -> list[str]:
+    """The program's macros that could make such a definition, which no scan of its
+    text sees through, each as ``macro NAME``: one whose replacement names one or pastes
+    tokens (``#define F fabs``, then ``double F(Half h)``), and a function-like one used
+    outside any body (``DEF(issame)``, ``D(fabs)(Half h) {``), where a macro can only
+    make declarations (one used inside a function, as ``FOR(i, n)`` is, cannot)."""
+    text = _C_LITERAL.sub(_blank, _CONTINUATION.sub("", code.replace("??=", "#")))
+    made = []
+    for found in _MACRO.finditer(text):
+        body = found.group("body")
+        if "##" in body or any(word in names for word in _IDENTIFIER.findall(body)):
+            made.append(found.group("name"))
+    plain = _DIRECTIVE.sub(lambda m: " " * len(m.group()), text)
+    braces, outside = _scopes(plain)
+    for name in {m.group("name") for m in _MACRO.finditer(text) if m.group("params")}:
+        uses = re.finditer(rf"(?<![\w$]){re.escape(name)}\s*\(", plain)
+        if any(outside[bisect.bisect_left(braces, use.start())] for use in uses):
+            made.append(name)
+    return [f"macro {name}" for name in dict.fromkeys(made)]
+
+
+_MACRO = re.compile(
+    r"(?m)^\s*(?:#|%:)\s*define\s+(?P<name>[A-Za-z_]\w*)(?P<params>\([^)\n]*\))?(?P<body>[^\n]*)"
+)
+_DIRECTIVE = re.compile(r"(?m)^\s*(?:#|%:)[^\n]*")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _functions(code: str) -> list[str]:
@@ -199,10 +228,11 @@ COMPARED_THROUGH = frozenset((
 ))  # fmt: skip
 """C library functions a test compares through, directly or by the library's own code
 (a program naming its own function so is refused: one of these anew would be called)."""
-# A name after a type (a word or a pointer), its parameters, then anything but a
-# statement's end (noexcept, throw(), __attribute__((...))) up to the body's brace.
+# A name after a type (a word, a pointer, a template's `>`, a decltype's `)`), its
+# parameters, then anything but a statement's end (noexcept, throw(), attributes) up to
+# the body's brace.
 _DEFINITION = re.compile(
-    r"(?:(?P<before>[A-Za-z_]\w*)|[*&])\s*\b(?P<name>[A-Za-z_]\w*)\s*"
+    r"(?:(?P<before>[A-Za-z_]\w*)|[*&>)])\s*\b(?P<name>[A-Za-z_]\w*)\s*"
     r"\((?P<parameters>[^(){};]*)\)[^;{}]{0,256}\{"
 )
 _NOT_TYPES = frozenset((

@@ -58,6 +58,16 @@ def test_the_programs_macros_are_undefined_before_the_test() -> None:
         ("struct Half {};\ndouble fabs(Half h) { return 0; }", ["fabs"]),
         ("bool issame(vector<int> a, initializer_list<int> b) { return true; }", ["issame"]),
         ("template <class A, class B> bool issame(A a, B b) { return true; }", ["issame"]),
+        ("std::enable_if_t<true, bool> issame(V a, L b) { return true; }", ["issame"]),
+        ("decltype(true) issame(V a, L b) { return true; }", ["issame"]),
+        # made by macros, which no scan of the text sees through
+        ("#define F fabs\ndouble F(Half h) { return 0; }", ["macro F"]),
+        ("#define CAT(a, b) a##b\ndouble CAT(fa, bs)(Half h) { return 0; }", ["macro CAT"]),
+        ("#define DEF(n) bool n(V a, L b) { return true; }\nDEF(issame)", ["macro DEF"]),
+        ("#define D(x) x\nD(double) D(fabs)(Half h) { return 0; }", ["macro D"]),
+        # macros used inside functions make no definitions
+        ("#define FOR(i, n) for (int i = 0; i < n; i++)\nint f() { FOR(i, 3) {} return 0; }", []),
+        ("#define ll long long\nll add(ll a, ll b) { return a + b; }", []),
         # not definitions of the library's or the test's functions
         ("int f() { if (strcmp(a, b)) { return 1; } return 0; }", []),  # a call
         ("void f() { while (isdigit(c)) { c++; } }", []),
