@@ -70,15 +70,21 @@ def test_sigkill_leaves_no_process_behind(tmp_path: Path) -> None:
 def test_sigterm_lets_an_in_flight_request_finish(tmp_path: Path) -> None:
     proc, url = start_server({"REFEREE_DATA_DIR": str(tmp_path)})
     answer: dict[str, Any] = {}
+    started = tmp_path / "started"
+    item = {**SLOW, "params": {"seconds": 2.0, "started": str(started)}}
 
     def call() -> None:
-        response = httpx.post(f"{url}/v1/score", json={"items": [SLOW]}, timeout=60)
+        response = httpx.post(f"{url}/v1/score", json={"items": [item]}, timeout=60)
         answer["status"], answer["body"] = response.status_code, response.json()
 
     caller = threading.Thread(target=call)
     try:
         caller.start()
-        time.sleep(0.7)  # the request is being scored
+        # the request is being scored (a fixed 0.7 s wait once signalled a loaded
+        # machine's server before the request had reached it)
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         caller.join(timeout=30)
     finally:

@@ -18,6 +18,7 @@ import os
 import signal
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from referee.verifiers import budget
@@ -36,6 +37,8 @@ class ReverseVerifier(ItemVerifier[Params]):
 
 class SlowParams(Params):
     seconds: float = 0.0
+    started: str = ""
+    """A file ``slow`` creates when it starts, for a test to wait on."""
 
 
 class _Misbehaving:
@@ -63,6 +66,8 @@ class _Misbehaving:
             hoard = bytearray(int(float(items[0].params.get("seconds", 4.0)) * 2**30))
             return [Result(status=Status.OK, reward=float(len(hoard) > 0)) for _ in items]
         for item in items:
+            if item.params.get("started"):
+                Path(str(item.params["started"])).touch()
             time.sleep(float(item.params.get("seconds", 0.0)))
         return [Result(status=Status.OK, reward=1.0) for _ in items]
 
