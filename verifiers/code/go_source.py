@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from referee.verifiers.code import identifiers
+
 PREDECLARED = frozenset((
     "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32",
     "float64", "int", "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8",
@@ -32,7 +34,7 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 
 def masked(code: str) -> str:
     """``code`` with comments and literals blanked (newlines kept)."""
-    return _LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
+    return _LITERAL.sub(identifiers.blank, code)
 
 
 def as_command(code: str) -> str:
@@ -58,7 +60,7 @@ def package_names(code: str) -> list[str]:
     """The names ``code`` declares at package level (functions, variables, constants,
     types), in order, each once."""
     text = masked(code)
-    depth = _brace_depths(text)
+    depth = identifiers.brace_depths(text)
     names: list[str] = []
     for found in _DECLARATION.finditer(text):
         if depth[found.start()] != 0:
@@ -106,11 +108,3 @@ def _closing_paren(text: str, at: int) -> int:
         if depth == 0:
             return index
     return len(text)
-
-
-def _brace_depths(text: str) -> list[int]:
-    depths, depth = [], 0
-    for char in text:
-        depths.append(depth)
-        depth += (char == "{") - (char == "}")
-    return depths

@@ -1,6 +1,9 @@
-"""Renaming a name in program text, never inside its comments or literals: a program's
-own ``main`` (a demonstration beside the function asked for) is renamed so that it does
-not collide with the launcher's when a test is appended to the program."""
+"""Reading program text with its comments and literals blanked (a "shadow" of the same
+length, newlines kept, so positions in it are positions in the code): how deep braces
+nest, and renaming a name, never inside a comment or a literal (a program's own
+``main``, a demonstration beside the function asked for, is renamed so that it does not
+collide with the launcher's when a test is appended to the program). Each language's
+module blanks its own literals (`java_source`, `go_source`, `rust_source`, ...)."""
 
 from __future__ import annotations
 
@@ -24,9 +27,24 @@ def renamed(code: str, shadow: str, old: str, new: str) -> str:
     return "".join([*parts, code[last:]])
 
 
+def blank(literal: re.Match[str]) -> str:
+    """A matched comment or literal as spaces, its newlines kept (for ``re.sub``)."""
+    return _NOT_NEWLINE.sub(" ", literal.group())
+
+
+def brace_depths(shadow: str) -> list[int]:
+    """The brace depth at every position of ``shadow``."""
+    depths, depth = [], 0
+    for char in shadow:
+        depths.append(depth)
+        depth += (char == "{") - (char == "}")
+    return depths
+
+
 def calls_or_defines(shadow: str, name: str) -> bool:
     """Whether ``name`` appears followed by a parenthesis (a definition or a call)."""
     return re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", shadow) is not None
 
 
 _PACKAGE_CLAUSE = re.compile(r"\bpackage\s+$")
+_NOT_NEWLINE = re.compile(r"[^\n]")

@@ -44,7 +44,7 @@ _MAIN_TYPE = re.compile(r"\b(?:class|interface|enum|record)\s+Main\b")
 def masked(code: str) -> str:
     """``code`` with every comment and literal blanked out (spaces, newlines kept), so
     that positions in it are positions in ``code``."""
-    return _LITERAL.sub(lambda m: _blank(m.group()), code)
+    return _LITERAL.sub(identifiers.blank, code)
 
 
 def hoisted(code: str) -> tuple[str, list[str]]:
@@ -68,7 +68,7 @@ def unpackaged(code: str) -> str:
 def unpublished(code: str) -> str:
     """``code`` with the ``public`` modifier of its top-level types removed."""
     shadow = masked(code)
-    depth = _depths(shadow)
+    depth = identifiers.brace_depths(shadow)
     cuts = [m.span() for m in _PUBLIC_TYPE.finditer(shadow) if depth[m.start()] == 0]
     return _cut(code, cuts)
 
@@ -114,7 +114,7 @@ def open_class(code: str) -> str | None:
     closes it (MultiPL-E's: ``public static void main`` and the class's ``}``); None
     when every brace closes, or more than one stays open."""
     shadow = masked(code)
-    depth = _depths(shadow)
+    depth = identifiers.brace_depths(shadow)
     final = depth[-1] + (shadow[-1] == "{") - (shadow[-1] == "}") if shadow else 0
     if final != 1:
         return None
@@ -124,29 +124,14 @@ def open_class(code: str) -> str | None:
 
 def _top_level_types(code: str) -> list[str]:
     shadow = masked(code)
-    depth = _depths(shadow)
+    depth = identifiers.brace_depths(shadow)
     return [m.group(1) for m in _TYPE.finditer(shadow) if depth[m.start()] == 0]
 
 
 _ON_DEMAND = re.compile(r"\bimport\s+([\w.]+?)\s*\.\s*\*\s*;")
 _TYPE = re.compile(r"\b(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)")
 _NAME = re.compile(r"\b[A-Z][\w$]*")
-
-
-def _blank(text: str) -> str:
-    return _NOT_NEWLINE.sub(" ", text)
-
-
 _NOT_NEWLINE = re.compile(r"[^\n]")
-
-
-def _depths(shadow: str) -> list[int]:
-    """The brace depth at every position of a masked text."""
-    depths, depth = [], 0
-    for char in shadow:
-        depths.append(depth)
-        depth += (char == "{") - (char == "}")
-    return depths
 
 
 def _cut(code: str, spans: list[tuple[int, int]]) -> str:
@@ -154,6 +139,6 @@ def _cut(code: str, spans: list[tuple[int, int]]) -> str:
     line numbers still point at the right lines)."""
     parts, last = [], 0
     for start, end in spans:
-        parts += [code[last:start], _blank(code[start:end])]
+        parts += [code[last:start], _NOT_NEWLINE.sub(" ", code[start:end])]
         last = end
     return "".join([*parts, code[last:]])

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 
-_LITERAL = re.compile(
+LITERAL = re.compile(
     r"//[^\n]*|/\*.*?\*/|`(?:\\.|[^`\\])*`|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S
 )
+"""JavaScript's comments and literals (strings, template literals), one match each."""
 _DECLARING = re.compile(
     r"(?m)^[ \t]*(export[ \t]+(?:default[ \t]+)?)"
     r"(?=(?:async[ \t]+)?function\b|class\b|const\b|let\b|var\b)"
@@ -35,7 +36,7 @@ _BARE_IMPORT = re.compile(r"(?m)^[ \t]*import[ \t]*(?P<module>[\"'][^\"'\n]*[\"'
 
 def commonjs(code: str) -> str:
     """``code`` with its ES module statements made CommonJS (see the module docstring)."""
-    shadow = _LITERAL.sub(_blank, code)
+    shadow = LITERAL.sub(_blank, code)
     edits: list[tuple[int, int, str]] = []
     for found in _DECLARING.finditer(shadow):
         edits.append((found.start(1), found.end(1), ""))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from referee.verifiers.code import java_source
+from referee.verifiers.code import identifiers, java_source
 
 _MAIN = re.compile(r"\bfun\s+main\s*\(\s*(\)?)")
 _HOLDER = re.compile(r"\b(?:object|class)\s+([A-Za-z_]\w*)")
@@ -20,7 +20,7 @@ _HOLDER = re.compile(r"\b(?:object|class)\s+([A-Za-z_]\w*)")
 def with_top_level_main(code: str) -> str:
     """``code``, plus a top-level ``main`` calling its object's when it has none."""
     shadow = java_source.masked(code)
-    depth = _depths(shadow)
+    depth = identifiers.brace_depths(shadow)
     mains = list(_MAIN.finditer(shadow))
     if not mains or any(depth[m.start()] == 0 for m in mains):
         return code
@@ -31,11 +31,3 @@ def with_top_level_main(code: str) -> str:
     holder = holders[-1].group(1)
     call = f"{holder}.main()" if main.group(1) else f"{holder}.main(args)"
     return f"{code}\n\nfun main(args: Array<String>) = {call}\n"
-
-
-def _depths(shadow: str) -> list[int]:
-    depths, depth = [], 0
-    for char in shadow:
-        depths.append(depth)
-        depth += (char == "{") - (char == "}")
-    return depths

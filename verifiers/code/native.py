@@ -78,7 +78,7 @@ def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program
 
 def _own_main_renamed(code: str) -> str:
     """``code`` with its own ``main`` (a demonstration) renamed: ours calls the test."""
-    shadow = _C_LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
+    shadow = _C_LITERAL.sub(identifiers.blank, code)
     if not identifiers.calls_or_defines(shadow, "main"):
         return code
     return identifiers.renamed(code, shadow, "main", identifiers.PROGRAM_MAIN)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from referee.verifiers.code import identifiers
+
 PRELUDE = frozenset((
     "Copy", "Send", "Sized", "Sync", "Unpin", "Drop", "Fn", "FnMut", "FnOnce", "drop",
     "Box", "ToOwned", "Clone", "PartialEq", "PartialOrd", "Eq", "Ord", "AsRef", "AsMut",
@@ -44,7 +46,7 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 
 def masked(code: str) -> str:
     """``code`` with comments and literals blanked (newlines kept)."""
-    return _LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
+    return _LITERAL.sub(identifiers.blank, code)
 
 
 def shadowing(code: str, test: str) -> list[str]:

@@ -106,6 +106,12 @@ def test_a_kotlin_answer_with_its_main_in_an_object_runs(registry: Registry) -> 
         "    println(a + b)\n  }\n}"
     )
     ref = {"inputs": ["2 3\n"], "outputs": ["5\n"]}
-    item = Item(verifier="code", response=f"```kotlin\n{code}\n```", reference=ref)
-    [result] = score_items([item], registry)
-    assert (result.status, result.reward) == (Status.OK, 1.0), result.details
+    passed, failed = score_items(
+        [
+            Item(verifier="code", response=f"```kotlin\n{c}\n```", reference=ref)
+            for c in (code, code.replace("a + b", "a - b"))
+        ],
+        registry,
+    )
+    assert (passed.status, passed.reward) == (Status.OK, 1.0), passed.details
+    assert (failed.status, failed.reward) == (Status.OK, 0.0), failed.details

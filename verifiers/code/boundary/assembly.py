@@ -163,9 +163,6 @@ def _js_program(code: str, setup: str) -> Program:
     return Program(language="javascript", source=launcher, files=files)
 
 
-_JS_STRINGS = re.compile(
-    r"//[^\n]*|/\*.*?\*/|`(?:\\.|[^`\\])*`|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S
-)
 _JS_IDENTIFIER = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")
 _JS_DECLARED = re.compile(r"\b(?:function\*?|class|let|const|var)\s+([A-Za-z_$][\w$]*)")
 _JS_RESERVED = frozenset(
@@ -283,14 +280,14 @@ _JS_RESERVED = frozenset(
 def js_identifiers(source: str) -> list[str]:
     """Every identifier in ``source`` but keywords and globals: the program side exports
     those among them that name something at its top level."""
-    return sorted(set(_JS_IDENTIFIER.findall(_JS_STRINGS.sub(" ", source))) - _JS_RESERVED)
+    return sorted(set(_JS_IDENTIFIER.findall(js_source.LITERAL.sub(" ", source))) - _JS_RESERVED)
 
 
 def js_program_names(source: str) -> list[str]:
     """The identifiers ``source`` uses but does not declare and that are not JavaScript
     globals: candidates for the program's top-level names (a crude lexical scan: a name
     the program lacks is simply absent on its side)."""
-    text = _JS_STRINGS.sub(" ", source)
+    text = js_source.LITERAL.sub(" ", source)
     used = set(_JS_IDENTIFIER.findall(text))
     declared = set(_JS_DECLARED.findall(text))
     return sorted(used - declared - _JS_RESERVED)
