@@ -62,25 +62,26 @@ def package_names(code: str) -> list[str]:
     text = masked(code)
     depth = identifiers.brace_depths(text)
     names: list[str] = []
+    read = 0  # the end of the last group read: a declaration inside one is not another
     for found in _DECLARATION.finditer(text):
-        if depth[found.start()] != 0:
+        if depth[found.start()] != 0 or found.start() < read:
             continue
         keyword, at = found.group(1), found.end()
         if keyword == "func":
             name = _NAME.match(text, at)  # a method starts with its receiver: "("
             names += [name.group()] if name else []
         elif text.startswith("(", at):
-            names += _grouped(text, at + 1, keyword, depth)
+            read = _closing_paren(text, at + 1)
+            names += _grouped(text, at + 1, read, keyword, depth)
         else:
             names += _listed(text, at)
     return list(dict.fromkeys(names))
 
 
-def _grouped(text: str, at: int, keyword: str, depth: list[int]) -> list[str]:
+def _grouped(text: str, at: int, end: int, keyword: str, depth: list[int]) -> list[str]:
     """The names of a ``var (...)``, ``const (...)`` or ``type (...)`` group: each entry
     (a line, or after a semicolon, outside any braces: not a struct's fields) starts
     with its name list."""
-    end = _closing_paren(text, at)
     names: list[str] = []
     for entry in _ENTRY.finditer(text, at, end):
         if depth[entry.start()] != 0:

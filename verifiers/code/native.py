@@ -187,16 +187,17 @@ def _macro_made(code: str, names: frozenset[str] | set[str]) -> list[str]:
             made.append(found.group("name"))
     plain = _DIRECTIVE.sub(lambda m: " " * len(m.group()), text)
     braces, outside = _scopes(plain)
-    for name in {m.group("name") for m in _MACRO.finditer(text) if m.group("params")}:
-        uses = re.finditer(rf"(?<![\w$]){re.escape(name)}\s*\(", plain)
-        if any(outside[bisect.bisect_left(braces, use.start())] for use in uses):
-            made.append(name)
+    function_like = {m.group("name") for m in _MACRO.finditer(text) if m.group("params")}
+    for use in _CALLED.finditer(plain):  # one pass, however many macros
+        if use.group(1) in function_like and outside[bisect.bisect_left(braces, use.start())]:
+            made.append(use.group(1))
     return [f"macro {name}" for name in dict.fromkeys(made)]
 
 
 _MACRO = re.compile(
     r"(?m)^\s*(?:#|%:)\s*define\s+(?P<name>[A-Za-z_]\w*)(?P<params>\([^)\n]*\))?(?P<body>[^\n]*)"
 )
+_CALLED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)\s*\(")
 _DIRECTIVE = re.compile(r"(?m)^\s*(?:#|%:)[^\n]*")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 

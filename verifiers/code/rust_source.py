@@ -64,20 +64,26 @@ def crate_names(code: str) -> list[str]:
         # the standard library's own items are what the prelude names (a String is the
         # String); only a renaming can make one stand for another
         names += _RENAMED.findall(path) if _STANDARD.match(path) else _USED_NAME.findall(path)
+    read = 0  # the end of the last enum read: one inside it is not another
     for found in _ENUM.finditer(text):
-        names += _VARIANT.findall(_top_level(text, found.end()))
+        if found.start() >= read:
+            body, read = _top_level(text, found.end())
+            names += _VARIANT.findall(body)
     return list(dict.fromkeys(names))
 
 
-def _top_level(text: str, at: int) -> str:
-    """The text of the braces opened just before ``at``, its nested groups blanked."""
-    depth, kept = 1, []
-    for char in text[at:]:
+def _top_level(text: str, at: int) -> tuple[str, int]:
+    """The text of the braces opened just before ``at``, its nested groups blanked, and
+    where they close."""
+    depth, kept, end = 1, [], len(text)
+    for index in range(at, len(text)):
+        char = text[index]
         if char in "{([":
             depth += 1
         elif char in "})]":
             depth -= 1
             if depth == 0:
+                end = index
                 break
         kept.append(char if depth == 1 and char not in "})]" else " ")
-    return "".join(kept)
+    return "".join(kept), end

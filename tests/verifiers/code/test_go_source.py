@@ -3,6 +3,8 @@ appended to it: a program declaring ``panic`` made its test's failures no-ops.""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from referee.verifiers.code.go_source import as_command, package_names, shadowing
@@ -48,3 +50,10 @@ def test_shadowing_needs_a_predeclared_name_the_test_uses() -> None:
 )
 def test_as_command(code: str, command: str) -> None:
     assert as_command(code) == command
+
+
+def test_nested_groups_cost_one_pass() -> None:
+    """Each `var (` once rescanned to its group's end: 20,000 of them took over 5 minutes."""
+    start = time.perf_counter()
+    package_names("var (\n" * 20_000)
+    assert time.perf_counter() - start < 5.0

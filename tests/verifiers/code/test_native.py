@@ -4,6 +4,8 @@ hides one), and the library functions it defines anew (`native.overridden`)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from referee.verifiers.code import go_source, identifiers
@@ -95,3 +97,11 @@ def test_identifiers_renamed_outside_literals_and_package_clauses() -> None:
         'package main\n// main\nfunc m2() { s := "main"; m2() }'
     )
     assert not identifiers.calls_or_defines(go_source.masked('s := "main()"'), "main")
+
+
+def test_many_macros_cost_one_pass() -> None:
+    """Each function-like macro once rescanned the whole program for its uses."""
+    macros = "".join(f"#define M{i}(x) x\n" for i in range(5_000))
+    start = time.perf_counter()
+    overridden(macros + "int f() { return 0; }\n" * 20_000)
+    assert time.perf_counter() - start < 5.0

@@ -4,6 +4,8 @@ with (``corpus/rust/shadow_string.rs`` scored 1.0)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from referee.verifiers.code.rust_source import crate_names, shadowing
@@ -39,3 +41,10 @@ def test_shadowing_needs_a_prelude_name_the_test_uses() -> None:
     test = 'fn main() { assert_eq!(reverse("abc"), String::from("cba")); }'
     assert shadowing(SHADOW, test) == ["String"]
     assert shadowing("enum E { Some(i32) }\nfn reverse() {}", test) == []
+
+
+def test_nested_enums_cost_one_pass() -> None:
+    """Each `enum A {` once rescanned to its body's end: quadratic in the response."""
+    start = time.perf_counter()
+    crate_names("enum A {\n" * 20_000)
+    assert time.perf_counter() - start < 5.0
