@@ -172,18 +172,11 @@ class Sandbox:
             report.message = unavailable
             return report
         identity = self.identities.acquire()
-        key = self._build_key(lang, files, program, limits)
-        box, report.compile = self._cached_build(key, identity, limits)
-        box = box or ProgramDir(self.settings.work_root, files, identity)
+        box, report.compile = self._cached_build(lang, files, program, identity, limits)
         try:
             binds = _binds(lang, self.identities.active, self.settings.runtime_dir)
             if report.compile is None:
-                report.compile = self._compile(lang, list(files), box, binds, program, limits)
-                if report.compile.status is CompileStatus.OK:
-                    box.sanitize()
-                    box.drop(list(files))
-                    if key is not None:
-                        self.builds.put(key, box.path(), report.compile.output)
+                report.compile = self._build(lang, files, box, binds, program, limits)
             if report.compile.status is CompileStatus.OK or lang.compile is None:
                 hosting = _host_test(lang, box) if program.hosts_test else None
                 report.cases = self._cases(
@@ -218,54 +211,58 @@ class Sandbox:
         own, linked by a channel (two pipes: what one writes the other reads; the fds are
         named in ``REFEREE_CHANNEL_IN`` / ``REFEREE_CHANNEL_OUT``). The *peer* gets the
         case (stdin, argv, files); the program gets none, so nothing in a case reaches the
-        program except through the peer. Both are interpreted languages here (no compile
-        step). ``cases`` in the report are the program's outcomes, ``peers`` the peer's;
-        with a ``deadline``, of the prefix of ``cases`` started by then, as in `run`. Same
-        errors as `run`; the docker backend cannot link (``sandbox_error``)."""
+        program except through the peer. Compiled languages are built first, both sides
+        at once (``compile`` and ``peer_compile`` in the report); when either does not
+        build, no case runs.
+        ``cases`` in the report are the program's outcomes, ``peers`` the peer's; with a
+        ``deadline``, of the prefix of ``cases`` started by then, as in `run`. Same errors
+        as `run`; the docker backend cannot link (``sandbox_error``)."""
         limits = limits or self.settings.limits
         found = [languages.find(p.language) for p in (program, peer)]
         langs = [lang for lang in found if lang is not None]
         if len(langs) != 2:
             raise ValueError(f"unknown language {program.language!r} or {peer.language!r}")
-        if any(lang.compile is not None for lang in langs):
-            raise ValueError("linked runs take interpreted languages only")
         _require_valid(program, cases)
         _require_valid(peer, cases)
         report = RunReport(backend=self.backend.name, language=langs[0].name)
-        if not self.backend.links:
-            unavailable: str | None = (
-                "linked runs (Python assert tests, whose tests run in a second sandbox) "
-                f"need the bwrap or process backend, not {self.backend.name} "
-                "(REFEREE_SANDBOX_BACKEND)"
-            )
-        else:
-            unavailable = next(filter(None, map(self._unavailable, langs)), None)
+        unavailable = self._unlinkable(langs)
         if unavailable is not None:
             report.sandbox_status = SandboxStatus.UNAVAILABLE
             report.message = unavailable
             return report
+        programs = (program, peer)
+        files = [
+            _program_files(p, lang.main_for(p.source))
+            for p, lang in zip(programs, langs, strict=True)
+        ]
         # two users: the program and its peer do not even share a uid
         identities = [self.identities.acquire(), self.identities.acquire()]
-        boxes = [
-            ProgramDir(
-                self.settings.work_root, _program_files(p, lang.main_for(p.source)), identity
-            )
-            for p, lang, identity in zip((program, peer), langs, identities, strict=True)
+        built = [
+            self._cached_build(lang, given, p, identity, limits)
+            for lang, given, p, identity in zip(langs, files, programs, identities, strict=True)
         ]
+        boxes = [box for box, _ in built]
         fast = self._fast_pair(langs, limits)
 
         def one(case: Case) -> tuple[CaseOutcome, CaseOutcome]:
             if fast is not None and not (case.fetch or case.data_files):
                 try:
-                    return _fast_linked_case(fast, (program, peer), case, limits)
+                    return _fast_linked_case(fast, programs, case, limits)
                 except SandboxFailure as exc:  # as in `run`: the case runs again in bwraps
                     self._fell_back(exc)
-            return self._linked_case(langs, boxes, (program, peer), case, limits)
+            return self._linked_case(langs, boxes, programs, case, limits)
 
         try:
-            pairs = self._started_by(deadline, one, cases)
-            report.cases = [pair[0] for pair in pairs]
-            report.peers = [pair[1] for pair in pairs]
+            report.compile, report.peer_compile = self._build_pair(
+                langs, files, built, programs, limits
+            )
+            if all(
+                c is None or c.status is CompileStatus.OK
+                for c in (report.compile, report.peer_compile)
+            ):
+                pairs = self._started_by(deadline, one, cases)
+                report.cases = [pair[0] for pair in pairs]
+                report.peers = [pair[1] for pair in pairs]
         except SandboxFailure as exc:
             report.sandbox_status = SandboxStatus.ERROR
             report.message = str(exc)
@@ -275,6 +272,38 @@ class Sandbox:
                 box.remove()
                 self.identities.release(identity)
         return report
+
+    def _unlinkable(self, langs: list[languages.Language]) -> str | None:
+        """Why a linked run of ``langs`` cannot happen here, or None."""
+        if not self.backend.links:
+            return (
+                "linked runs (assert tests run in a second sandbox) need the bwrap or "
+                f"process backend, not {self.backend.name} (REFEREE_SANDBOX_BACKEND)"
+            )
+        return next(filter(None, map(self._unavailable, langs)), None)
+
+    def _build_pair(
+        self,
+        langs: list[languages.Language],
+        files: list[dict[str, str]],
+        built: list[tuple[ProgramDir, CompileOutcome | None]],
+        programs: tuple[Program, Program],
+        limits: Limits,
+    ) -> tuple[CompileOutcome | None, CompileOutcome | None]:
+        """Build both sides of a linked run (at once) where not built yet; their
+        outcomes (None: nothing to compile)."""
+
+        def build(side: int) -> CompileOutcome | None:
+            lang, (box, compiled) = langs[side], built[side]
+            if compiled is not None or lang.compile is None:
+                return compiled
+            binds = _binds(lang, self.identities.active, self.settings.runtime_dir)
+            return self._build(lang, files[side], box, binds, programs[side], limits)
+
+        with ThreadPoolExecutor(max_workers=1) as side:
+            theirs = side.submit(build, 1)
+            mine = build(0)
+            return mine, theirs.result()
 
     def _linked_case(
         self,
@@ -288,7 +317,9 @@ class Sandbox:
         to_peer = os.pipe()
         channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
         try:
-            binds = _binds(langs[0], self.identities.active, self.settings.runtime_dir)
+            binds = [
+                _binds(lang, self.identities.active, self.settings.runtime_dir) for lang in langs
+            ]
             commands = _linked_commands(langs, boxes, programs, case, limits, channels, binds)
         except BaseException:
             for fd in (*to_program, *to_peer):
@@ -430,22 +461,50 @@ class Sandbox:
         return BuildCache.key(argv, files, program.build_flags)
 
     def _cached_build(
-        self, key: str | None, identity: HostIdentity | None, limits: Limits
-    ) -> tuple[ProgramDir | None, CompileOutcome | None]:
-        """A program directory holding the cached build of ``key``, with its compile
-        outcome; (None, None) on a miss, when the build was evicted while copied, or
-        when it is over this run's disk quota (the compile says so)."""
+        self,
+        lang: languages.Language,
+        files: dict[str, str],
+        program: Program,
+        identity: HostIdentity | None,
+        limits: Limits,
+    ) -> tuple[ProgramDir, CompileOutcome | None]:
+        """The program's directory: a copy of its cached build, with that build's
+        compile outcome, or else a fresh directory holding ``files`` and None (a miss, a
+        build evicted while copied, or one over this run's disk quota: the compile says
+        so)."""
+        key = self._build_key(lang, files, program, limits)
         build = self.builds.get(key) if key is not None else None
-        if build is None or build.size > limits.disk_mb << 20:
-            return None, None
-        box = ProgramDir(self.settings.work_root, {}, identity, seed=build.directory)
-        try:
-            box.path()
-        except (OSError, SandboxFailure):
-            # evicted while copied, or the work root unusable: the plain path reports that
-            box.remove()
-            return None, None
-        return box, CompileOutcome(status=CompileStatus.OK, output=build.output, cached=True)
+        if build is not None and build.size <= limits.disk_mb << 20:
+            box = ProgramDir(self.settings.work_root, {}, identity, seed=build.directory)
+            try:
+                box.path()
+                return box, CompileOutcome(
+                    status=CompileStatus.OK, output=build.output, cached=True
+                )
+            except (OSError, SandboxFailure):
+                # evicted while copied, or the work root unusable: the plain path says so
+                box.remove()
+        return ProgramDir(self.settings.work_root, files, identity), None
+
+    def _build(
+        self,
+        lang: languages.Language,
+        files: dict[str, str],
+        box: ProgramDir,
+        binds: dict[str, Path],
+        program: Program,
+        limits: Limits,
+    ) -> CompileOutcome:
+        """Compile ``files`` in ``box``; once built, the sources leave it and the build
+        is kept (`BuildCache`) when the program allows."""
+        compiled = self._compile(lang, list(files), box, binds, program, limits)
+        if compiled.status is CompileStatus.OK:
+            box.sanitize()
+            box.drop(list(files))
+            key = self._build_key(lang, files, program, limits)
+            if key is not None:
+                self.builds.put(key, box.path(), compiled.output)
+        return compiled
 
     def _confines_spawning(self) -> bool:
         """Whether ``Limits.spawn`` False is enforced here; the process backend isolates
@@ -600,15 +659,15 @@ def _linked_commands(
     case: Case,
     limits: Limits,
     channels: tuple[Channel, Channel],
-    binds: dict[str, Path],
+    binds: list[dict[str, Path]],
 ) -> list[Command]:
     """The program's command (no input) and the peer's (the case), each with its channel."""
     commands = []
     inputs = (Case(), case)
-    for lang, box, program, given, channel in zip(
-        langs, boxes, programs, inputs, channels, strict=True
+    for lang, box, program, given, channel, mounts in zip(
+        langs, boxes, programs, inputs, channels, binds, strict=True
     ):
-        command = _case_command(lang, _run_argv(lang, program, limits), box, binds, given, limits)
+        command = _case_command(lang, _run_argv(lang, program, limits), box, mounts, given, limits)
         commands.append(dataclasses.replace(command, channel=channel))
     return commands
 

@@ -148,6 +148,8 @@ class RunReport(BaseModel):
     backend: str = ""
     language: str = ""
     compile: CompileOutcome | None = None
+    peer_compile: CompileOutcome | None = None
+    """For `Sandbox.run_linked`: the peer's compile (None: nothing to compile)."""
     cases: list[CaseOutcome] = Field(default_factory=list)
     peers: list[CaseOutcome] = Field(default_factory=list)
     """For `Sandbox.run_linked`: what the peer did in each case (same order as ``cases``)."""

@@ -140,10 +140,49 @@ def _uid(pid: int) -> int:
     return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
 
 
-def test_linked_runs_refuse_compiled_and_unknown_languages(bwrap_sandbox: Sandbox) -> None:
+C_ECHO = r"""
+#include <ctype.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void) {
+    int in = atoi(getenv("REFEREE_CHANNEL_IN")), out = atoi(getenv("REFEREE_CHANNEL_OUT"));
+    char c;
+    while (read(in, &c, 1) == 1) { c = toupper(c); if (write(out, &c, 1) != 1) return 1; }
+    return 0;
+}
+"""
+
+
+def test_compiled_sides_are_built_first(bwrap_sandbox: Sandbox) -> None:
+    """A C program serving a python3 peer: built before the cases run, its source gone."""
+    report = bwrap_sandbox.run_linked(
+        Program(language="c", source=C_ECHO, keep_build=False),
+        Program(language="python3", source=ASKING_PEER + "import os\nprint(os.listdir('.'))\n"),
+        [Case(stdin="abc\n")],
+        FAST,
+    )
+    assert report.sandbox_status is SandboxStatus.OK, report.message
+    assert report.compile is not None and report.compile.status.value == "ok"
+    assert report.peers[0].stdout.startswith("ABC\n"), report.peers[0].stderr
+    assert [c.status.value for c in report.cases] == ["ok"]
+
+
+def test_a_side_that_does_not_build_ends_the_run(bwrap_sandbox: Sandbox) -> None:
+    echo = Program(language="c", source=C_ECHO, keep_build=False)
+    broken = Program(language="c", source="int main(void) { return nope; }", keep_build=False)
+    mine = bwrap_sandbox.run_linked(broken, echo, [Case()], FAST)
+    theirs = bwrap_sandbox.run_linked(echo, broken, [Case()], FAST)
+    for report, failed, built in (
+        (mine, mine.compile, mine.peer_compile),
+        (theirs, theirs.peer_compile, theirs.compile),
+    ):
+        assert failed is not None and failed.status.value == "compile_error"
+        assert built is not None and built.status.value == "ok"
+        assert "nope" in failed.output and report.cases == report.peers == []
+
+
+def test_linked_runs_refuse_unknown_languages(bwrap_sandbox: Sandbox) -> None:
     python = Program(language="python3", source="pass")
-    with pytest.raises(ValueError, match="interpreted"):
-        bwrap_sandbox.run_linked(Program(language="c", source=""), python, [Case()])
     with pytest.raises(ValueError, match="unknown language"):
         bwrap_sandbox.run_linked(Program(language="cobol", source=""), python, [Case()])
 

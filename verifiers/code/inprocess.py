@@ -5,12 +5,12 @@ runs in its process, so this module hardens that run as far as one process allow
   random name that says nothing of the proof) and called from a ``main`` of ours that,
   once it returned and no assertion failed, prints a line holding a random 64-bit nonce
   and exits with a random status; any other ending, an early ``exit(0)`` or a guessed
-  status included, is not a pass. C, C++, Go and Rust have both compiled into the binary
+  status included, is not a pass. C, Go and Rust have both compiled into the binary
   (the sources are gone from the sandbox before the program runs; no name or string in
   it holds them); Java's launcher reads them from standard input, before any of the
   program's code runs, into locals no reflection reaches.
 - **No second process** (``Limits.spawn``): a fork could try guesses against the test.
-- **Assertions the program cannot switch off**: C and C++ get ``#undef NDEBUG`` and an
+- **Assertions the program cannot switch off**: C gets ``#undef NDEBUG`` and an
   ``assert`` of ours, placed after the program's code, that counts failures and traps
   (``__builtin_trap``, not a libc function a program could replace; ``__assert_fail``
   too, for tests that include ``<assert.h>``); Rust gets its ``assert!`` family
@@ -22,19 +22,19 @@ runs in its process, so this module hardens that run as far as one process allow
   binary is execute-only, the run has no ``/proc``, and Java's class files come to its
   launcher on stdin instead of the class path.
 - **Refusals** (`refusal`): a program that defines equality or comparison for its own
-  types (C++ ``operator==``, Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
+  types (Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
   ``custom_eq``, since the appended test would compare through it; Go and Rust programs
   with unsafe code (with which they could call the test by address and recover from its
   panic) score 0 with flag ``unsafe_code``; a program standing in for a library function
-  or type its test would use (a C ``strcmp``, a C++ overload of the test's ``issame``, a
+  or type its test would use (a C ``strcmp`` or a function named like the test's own, a
   Java ``Arrays``, a Go ``panic``, a Rust ``String``) scores 0 with flag
   ``shadows_library``.
 
-What one process cannot prevent is stated in docs/security.md: a C or C++ program may
+What one process cannot prevent is stated in docs/security.md: a C program may
 read its own memory through pointers, where the compiled test lives, and a Java program
 may reach the test's fields and methods by reflection. Results carry the flag
 ``in_process_tests``.
-Python, JavaScript and bash tests run in a second sandbox instead
+Python, JavaScript, bash and C++ tests run in a second sandbox instead
 (`verifiers.code.boundary`) and are not affected.
 """
 
@@ -56,12 +56,12 @@ class _Rules:
     custom_eq: re.Pattern[str] | None
     unsafe: re.Pattern[str] | None = None
     """Code that reaches memory or calls by address, with which a program could call
-    the test it is part of and recover from its failures (Go, Rust; C and C++ cannot be
-    kept from it, see docs/security.md)."""
+    the test it is part of and recover from its failures (Go, Rust; C cannot be kept
+    from it, see docs/security.md)."""
     shadows: Callable[[str, str, str], list[str]] | None = None
     """The library functions or types the program (code, test, setup) would stand in
-    for, so that the test compares through the program's (C and C++: functions defined
-    anew or overloading the test's own; Java: types under a library type's name; Go and
+    for, so that the test compares through the program's (C: functions defined anew
+    or named like the test's own; Java: types under a library type's name; Go and
     Rust: the predeclared names and the prelude's)."""
 
 
@@ -81,13 +81,20 @@ def program(language: str, setup: str, code: str, test: str, proof: Proof) -> Pr
     """The program that runs ``test`` after ``code`` and shows ``proof`` once it
     completed. Raises `ItemInvalid` for an unsupported language.
 
-    A test that begins by closing braces finishes the code first: MultiPL-E's prompts
-    open a function the completion never closes, and its tests start with the ``}``."""
+    A test that begins by closing braces finishes the code first (`finished`)."""
     check_language(language)
-    closing = _CLOSING.match(test)
-    if closing is not None:
-        code, test = f"{code}\n{closing.group().strip()}\n", test[closing.end() :]
+    code, test = finished(code, test)
     return _LANGUAGES[language].build(setup, code, test, proof)
+
+
+def finished(code: str, test: str) -> tuple[str, str]:
+    """``code`` and ``test`` with the braces ``test`` begins by closing moved to the end
+    of ``code``: MultiPL-E's prompts open a function (for Java a class too) that the
+    completion never closes, and its tests start with the ``}``."""
+    closing = _CLOSING.match(test)
+    if closing is None:
+        return code, test
+    return f"{code}\n{closing.group().strip()}\n", test[closing.end() :]
 
 
 _CLOSING = re.compile(r"\A\s*\}(?:\s*\})*")
@@ -371,11 +378,6 @@ def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
 
 _LANGUAGES: dict[str, _Rules] = {
     "c": _Rules(native.build_c, None, shadows=_native_overrides),
-    "cpp": _Rules(
-        native.build_cpp,
-        re.compile(r"\boperator\s*(?:==|!=|<=>|<=|>=|<|>|bool\b|int\b|long\b|double\b)"),
-        shadows=_native_overrides,
-    ),
     "java": _Rules(
         _java,
         re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\("),

@@ -1,4 +1,6 @@
-"""C and C++ programs with a test appended, run in their process (`verifiers.code.inprocess`).
+"""C programs with a test appended, run in their process (`verifiers.code.inprocess`), and
+the reading of C and C++ source both share (literals, macros, ``main``); C++ tests run
+in a sandbox of their own (`verifiers.code.boundary.cpp`).
 
 The test's ``main`` is renamed and called from a ``main`` of ours, which shows the proof
 (`verifiers.code.proof`) once the test returned and no assertion failed. The test's
@@ -30,29 +32,12 @@ from referee.verifiers.code.proof import MARK, Proof
 
 def build_c(setup: str, code: str, test: str, proof: Proof) -> Program:
     """``code`` then ``test`` as one C program showing ``proof``."""
-    return _build(setup, code, test, proof, cpp=False)
-
-
-def build_cpp(setup: str, code: str, test: str, proof: Proof) -> Program:
-    """``code`` then ``test`` as one C++ program showing ``proof``."""
-    return _build(setup, code, test, proof, cpp=True)
-
-
-def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program:
-    code = _own_main_renamed(code)
+    code = own_main_renamed(code)
     test_main = f"referee_test_main_{proof.name}"
     fail, failures = f"referee_fail_{proof.name}", f"referee_failures_{proof.name}"
-    reset = "\n".join(f"#undef {macro}" for macro in dict.fromkeys([*_RESET, *defined(code)]))
-    header = (
-        "#include <cassert>\n#include <cstdio>\n#include <unistd.h>\n"
-        if cpp
-        else "#include <assert.h>\n#include <stdio.h>\n#include <unistd.h>\n"
-    )
-    call = (
-        f"reinterpret_cast<int (*)(int, char **)>(&{test_main})(argc, argv)"
-        if cpp
-        else f"((int (*)(int, char **)){test_main})(argc, argv)"
-    )
+    reset = undefined(code)
+    header = "#include <assert.h>\n#include <stdio.h>\n#include <unistd.h>\n"
+    call = f"((int (*)(int, char **)){test_main})(argc, argv)"
     message = '"Assertion failed: " #c "\\n"'
     # the nonce as two immediates: no string in the binary holds it
     high, low = proof.nonce >> 32, proof.nonce & 0xFFFFFFFF
@@ -62,8 +47,8 @@ def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program
         f"#undef assert\nstatic volatile int {failures};\n"
         f"{_failing(fail, failures)}"
         f"#define assert(c) ((c) ? (void)0 : {fail}({message}, sizeof({message}) - 1))\n"
-        f"{_assert_fail(cpp, fail)}"
-        f"{_rename_main(test, test_main)}\n"
+        f"{_assert_fail(fail)}"
+        f"{rename_main(test, test_main)}\n"
         f"int main(int argc, char **argv) {{\n"
         f"    int status = {call};\n"
         f"    fflush(stdout);\n    fflush(stderr);\n"
@@ -73,12 +58,12 @@ def _build(setup: str, code: str, test: str, proof: Proof, cpp: bool) -> Program
         f"    fflush(stdout);\n"
         f"    _exit({proof.status});\n}}\n"
     )
-    return Program(language="cpp" if cpp else "c", source=source, keep_build=False)
+    return Program(language="c", source=source, keep_build=False)
 
 
-def _own_main_renamed(code: str) -> str:
+def own_main_renamed(code: str) -> str:
     """``code`` with its own ``main`` (a demonstration) renamed: ours calls the test."""
-    shadow = _C_LITERAL.sub(identifiers.blank, code)
+    shadow = C_LITERAL.sub(identifiers.blank, code)
     if not identifiers.calls_or_defines(shadow, "main"):
         return code
     return identifiers.renamed(code, shadow, "main", identifiers.PROGRAM_MAIN)
@@ -109,14 +94,12 @@ _EXIT_NOW = {
 _TRAP_ONLY = "    (void)what; (void)size;\n"
 
 
-def _assert_fail(cpp: bool, fail: str) -> str:
+def _assert_fail(fail: str) -> str:
     """Our ``__assert_fail``, for tests that include ``<assert.h>`` (glibc's ``assert``
     calls it); a program defining one too does not compile."""
-    # C++ must repeat glibc's exception specification (its __THROW); C may not
-    linkage, throw = ('extern "C" ', " __THROW") if cpp else ("", "")
     return (
-        f"{linkage}void __assert_fail(const char *what, const char *file, unsigned int line,\n"
-        f"                            const char *function){throw} {{\n"
+        "void __assert_fail(const char *what, const char *file, unsigned int line,\n"
+        "                   const char *function) {\n"
         "    unsigned long size = 0;\n    (void)file; (void)line; (void)function;\n"
         "    while (what[size]) size++;\n"
         f"    {fail}(what, size);\n}}\n"
@@ -132,6 +115,12 @@ _RESET = (
 """Macros the program may have defined that would change the code appended after it."""
 
 
+def undefined(code: str) -> str:
+    """``#undef`` lines for the macros ``code`` defines and the ones it may have defined
+    that code appended after it uses (`_RESET`)."""
+    return "\n".join(f"#undef {macro}" for macro in dict.fromkeys([*_RESET, *defined(code)]))
+
+
 def defined(code: str) -> list[str]:
     """Every name ``code`` defines as a macro, to be undefined before the test: a macro
     named like a function the test compares through (``#define fabs(x) 0``) made every
@@ -140,7 +129,7 @@ def defined(code: str) -> list[str]:
     by a comment is found too (an extra name undefined is harmless)."""
     text = code.replace("??=", "#").replace("??/", "\\")
     text = _CONTINUATION.sub("", text)
-    text = _C_LITERAL.sub(_blank, text)
+    text = C_LITERAL.sub(_blank, text)
     return _DEFINE.findall(text)
 
 
@@ -150,7 +139,7 @@ def _blank(literal: re.Match[str]) -> str:
 
 
 _CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
-_C_LITERAL = re.compile(
+C_LITERAL = re.compile(
     # a C++ raw string first: `R"a(")/*")a"` once hid a `#define` after it in a "comment"
     r'(?:u8|[uUL])?R"(?P<delimiter>[^()\\\s]{0,16})\(.*?\)(?P=delimiter)"'
     r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?(?:\*/|\Z)',
@@ -179,7 +168,7 @@ def _macro_made(code: str, names: frozenset[str] | set[str]) -> list[str]:
     tokens (``#define F fabs``, then ``double F(Half h)``), and a function-like one used
     outside any body (``DEF(issame)``, ``D(fabs)(Half h) {``), where a macro can only
     make declarations (one used inside a function, as ``FOR(i, n)`` is, cannot)."""
-    text = _C_LITERAL.sub(_blank, _CONTINUATION.sub("", code.replace("??=", "#")))
+    text = C_LITERAL.sub(_blank, _CONTINUATION.sub("", code.replace("??=", "#")))
     made = []
     for found in _MACRO.finditer(text):
         body = found.group("body")
@@ -204,7 +193,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 def _functions(code: str) -> list[str]:
     """The functions ``code`` defines outside any class or function body."""
-    text = _C_LITERAL.sub(_blank, _CONTINUATION.sub("", code))
+    text = C_LITERAL.sub(_blank, _CONTINUATION.sub("", code))
     braces, outside = _scopes(text)
     return [
         m.group("name")
@@ -304,7 +293,7 @@ def _skip_quoted(text: str, start: int) -> int:
     return i + 1
 
 
-def _rename_main(test: str, name: str) -> str:
+def rename_main(test: str, name: str) -> str:
     """``test`` with its ``main`` renamed to ``name`` and ending in ``return 0;`` (a
     renamed C++ ``main`` loses the implicit return; flowing off its end is undefined)."""
     found = _C_MAIN.search(test)

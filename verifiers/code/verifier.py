@@ -31,6 +31,7 @@ from referee.verifiers.base import (
 )
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
+from referee.verifiers.code.boundary import cpp
 from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
@@ -140,7 +141,13 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             return Outcome(0.0, details={**details, "message": "no code found in the response"})
         if not _encodable(code):
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
-        plan = build_plan(suite, code, language, Proof.drawn())
+        try:
+            plan = build_plan(suite, code, language, Proof.drawn())
+        except cpp.Unsupported as exc:
+            message = f"the test cannot call the program's function {exc}"
+            return Outcome(
+                0.0, details={**details, "flags": ["unsupported_signature"], "message": message}
+            )
         rules = Rules(
             params.compare,
             Tolerance(params.abs_tol, params.rel_tol),
@@ -167,8 +174,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         deadline = _latest_start(limits, CHECKED_RUNS_SHARE if suite.checker else RUNS_SHARE)
         runs, compiled, cut = self._execute(plan, limits, params.early_exit, suite, rules, deadline)
         if compiled is not None:
-            status, details["compile_error"] = compiled
-            details["message"] = "the program does not compile"
+            status, details["compile_error"], details["message"] = compiled
             if status is CompileStatus.TIMEOUT:
                 details["message"] = "the program's build ran out of time"
                 details["flags"] = sorted({*details.get("flags", ()), "compile_timeout"})
@@ -209,12 +215,9 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         suite: Suite,
         rules: Rules,
         deadline: float | None,
-    ) -> tuple[
-        list[tuple[CaseOutcome, CaseOutcome | None]], tuple[CompileStatus, str] | None, bool
-    ]:
+    ) -> tuple[list[tuple[CaseOutcome, CaseOutcome | None]], _FailedBuild | None, bool]:
         """Run the cases; returns (per case: the program's outcome and the tester's, if
-        any; a failed build's status and text, or None; whether ``deadline`` left cases
-        unrun). With
+        any; a failed build, or None; whether ``deadline`` left cases unrun). With
         early exit the cases run in chunks that double in size (parallelism, 2x, 4x...),
         so a failure stops the run after few recompiles and a passing suite pays
         O(log n) compiles."""
@@ -227,13 +230,9 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 report = require_ok(self._sandbox_run(plan, part, limits, deadline))
             except ValueError as exc:
                 raise ItemInvalid("invalid_params", f"params.language: {exc}") from None
-            if report.compile is not None and report.compile.status in (
-                CompileStatus.ERROR,
-                CompileStatus.TIMEOUT,
-            ):
-                text = report.compile.output[-COMPILE_OUTPUT_CHARS:]
-                status = report.compile.status
-                return [], (status, text or f"compile {status.value}"), False
+            failed = _failed_build(report)
+            if failed is not None:
+                return [], failed, False
             start = len(outcomes)
             peers: list[CaseOutcome | None] = list(report.peers) or [None] * len(report.cases)
             outcomes.extend(zip(report.cases, peers, strict=True))
@@ -325,3 +324,21 @@ def _encodable(code: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+_FailedBuild = tuple[CompileStatus, str, str]
+"""A build that failed: its status, the compiler's text (its end) and what it means."""
+
+
+def _failed_build(report: RunReport) -> _FailedBuild | None:
+    """The program's failed build, else the tests' (a linked run's peer, built with the
+    program's functions), else None."""
+    sides = (
+        (report.compile, "the program does not compile"),
+        (report.peer_compile, "the test does not compile with the program's functions"),
+    )
+    for compiled, meaning in sides:
+        if compiled is not None and compiled.status in (CompileStatus.ERROR, CompileStatus.TIMEOUT):
+            text = compiled.output[-COMPILE_OUTPUT_CHARS:] or f"compile {compiled.status.value}"
+            return compiled.status, text, meaning
+    return None

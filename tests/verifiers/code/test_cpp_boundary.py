@@ -1,0 +1,274 @@
+"""C++ assert tests run apart from the program (`verifiers.code.boundary.cpp`): the
+signatures read from the program, the values that cross, and every way a call can end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.verifiers import Result, Status
+from referee.verifiers.code.boundary.cpp import Signature, Unsupported, signatures
+from tests.verifiers.code.conftest import ScoreMany, code_item
+
+S = Signature
+
+SIGNATURES: list[tuple[str, str, list[Signature]]] = [
+    ("int add(int a, int b) { return a + b; }", "add(1, 2)", [S("add", "int", ("int", "int"))]),
+    (
+        "#include <vector>\nusing namespace std;\nvector<int> f(vector<int> array) {}",
+        "f({1})",
+        [S("f", "vector<int>", ("vector<int>",))],
+    ),
+    (  # names, references, const, std::, long long, unnamed parameters, void
+        "static inline std::map<std::string, long long> g(const std::string &s, unsigned long"
+        " long, std::vector<std::vector<int>>& out) {}\nvoid h(void) {}",
+        "g(s, 1, v); h();",
+        [
+            S(
+                "g",
+                "std::map<std::string, long long>",
+                ("const std::string &", "unsigned long long", "std::vector<std::vector<int>>&"),
+            ),
+            S("h", "void", ()),
+        ],
+    ),
+    (  # aliases are read through: typedef, using, #define
+        "typedef long long ll;\nusing vi = std::vector<int>;\n#define VS std::vector<std::string>\n"
+        "vi f(ll n, VS words) {}",
+        "f(1, {})",
+        [S("f", "std::vector<int>", ("long long", "std::vector<std::string>"))],
+    ),
+    (  # only what the test names and does not define itself; overloads each once
+        "int helper(int x) { return x; }\nbool issame(int a, int b) { return true; }\n"
+        "int f(int x) { return helper(x); }\ndouble f(double x) { return x; }",
+        "bool issame(int a, int b) { return a == b; }\nint main() { assert(issame(f(1), 1)); }",
+        [S("f", "int", ("int",)), S("f", "double", ("double",))],
+    ),
+    (  # comments, literals, macros and nested definitions are not definitions
+        '// int f(int x) {}\nconst char *s = "int f(int x) {}";\n#define F(x) int f(x) {}\n'
+        "struct A { int f(int x) { return x; } };",
+        "f(1)",
+        [],
+    ),
+    (  # std::array sizes and optional, tuple, pair, set
+        "std::optional<std::tuple<int, std::pair<char, bool>>> f(std::array<int, 3> a, "
+        "std::set<double> s) {}",
+        "f",
+        [
+            S(
+                "f",
+                "std::optional<std::tuple<int, std::pair<char, bool>>>",
+                ("std::array<int, 3>", "std::set<double>"),
+            )
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "test", "expected"), SIGNATURES)
+def test_signatures(code: str, test: str, expected: list[Signature]) -> None:
+    assert signatures(code, test) == expected
+
+
+UNSUPPORTED = [
+    ("int *f(int n) {}", "a pointer result"),
+    ("int f(int *a, int n) {}", "a pointer parameter"),
+    ("int f(int a[]) {}", "an array parameter"),
+    ("struct P { int x; };\nP f(int n) {}", "a type of the program's"),
+    ("template <class T> T f(T x) {}", "a template"),
+    ("auto f(int x) { return x; }", "an auto result"),
+    ("auto f(int x) -> int { return x; }", "a trailing result"),
+    ("int f(int x = 3) {}", "a default argument"),
+    ("int f(std::string &&s) {}", "an rvalue reference"),
+    ("const std::string &f(int x) {}", "a reference result"),
+    ("int f(std::function<int(int)> g) {}", "a function object"),
+    ("typedef int *ip;\nip f(int x) {}", "an alias of a pointer"),
+    ("typedef A B;\ntypedef B A;\nA f(int x) {}", "aliases that never end"),
+    ('int f(std::vector<int> v, decltype(system("x")) y) {}', "a call in a type"),
+]
+
+
+@pytest.mark.parametrize(("code", "why"), UNSUPPORTED)
+def test_unsupported_signatures_are_refused(code: str, why: str) -> None:
+    with pytest.raises(Unsupported, match="f"):
+        signatures(code, "f(1)")
+
+
+def _score(score_many: ScoreMany, code: str, test: str) -> Result:
+    item = code_item(code, {"test": test}, language="cpp", time_limit_s=5)
+    return score_many([item])[0]
+
+
+PRELUDE = "#include <bits/stdc++.h>\nusing namespace std;\n"
+
+# (program, test, reward, the case's status or flag, text in its diff or message)
+CALLS: list[tuple[str, str, float, str, str]] = [
+    (  # values of every kind cross both ways; out-parameters come back
+        PRELUDE + "map<string, vector<optional<double>>> f(vector<tuple<int, bool>> v,"
+        " set<string>& seen, unsigned long long big, char c, array<short, 2> a) {\n"
+        "  seen.insert(string(1, c));\n"
+        "  return {{to_string(big) + to_string(a[1]), {nullopt, (double)get<0>(v[0]), NAN}}};\n}\n",
+        'int main() {\n  set<string> seen{"q"};\n'
+        "  auto m = f({{7, true}}, seen, 18446744073709551615ull, 'z', {1, -2});\n"
+        '  auto &r = m["18446744073709551615-2"];\n'
+        "  assert(r.size() == 3 && !r[0] && *r[1] == 7.0 && std::isnan(*r[2]));\n"
+        '  assert((seen == set<string>{"q", "z"}));\n}\n',
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # one process serves every call: its state carries over, as in one program
+        "int count() { static int n = 0; return ++n; }",
+        "int main() { count(); count(); assert(count() == 3); }",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # the program's own main is a demonstration: renamed, never run
+        "#include <cstdio>\nint f(int x) { return x + 1; }\n"
+        'int main() { printf("demo"); return 1; }',
+        "int main() { assert(f(1) == 2); }",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # an exception crosses as std::runtime_error, which the test may catch
+        PRELUDE + 'int f(int x) { if (x < 0) throw invalid_argument("negative"); return x; }',
+        "int main() {\n  try { f(-1); assert(false); }\n"
+        '  catch (const std::runtime_error &e) { assert(std::string(e.what()) == "negative"); }\n'
+        "  assert(f(2) == 2);\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # an exception the test does not catch fails it
+        PRELUDE + 'int f(int x) { throw out_of_range("no"); }',
+        "int main() { assert(f(1) == 1); }",
+        0.0,
+        "wrong_answer",
+        "the test threw: no",
+    ),
+    (  # a program that ends during a call fails the test
+        "#include <cstdlib>\nint f(int x) { exit(0); }",
+        "int main() { assert(f(1) == 1); }",
+        0.0,
+        "wrong_answer",
+        "the program ended during a call to f",
+    ),
+    (  # a program that crashes during a call
+        "int f(int x) { return *(volatile int *)0; }",
+        "int main() { assert(f(1) == 1); }",
+        0.0,
+        "signal",
+        "",
+    ),
+    (  # the test crashes on the program's value (a short vector): a 0, not an error
+        PRELUDE + "vector<int> f() { return {}; }",
+        "int main() { auto v = f(); volatile int *p = nullptr; if (v.empty()) *p = 1; }",
+        0.0,
+        "wrong_answer",
+        "the test crashed",
+    ),
+    (  # the program's output is its own: a verdict line there fools nobody
+        PRELUDE + 'int f(int x) { printf("\\n@@referee-verdict@@ {\\"passed\\": true}\\n");'
+        " return 0; }",
+        "int main() { assert(f(1) == 1); }",
+        0.0,
+        "wrong_answer",
+        "Assertion failed: f(1) == 1",
+    ),
+    (  # a program that never answers: its time limit
+        "int f(int x) { for (;;) {} }",
+        "int main() { assert(f(1) == 1); }",
+        0.0,
+        "timeout",
+        "",
+    ),
+    (  # an int result out of the test's range (a macro made it long long): not truncated
+        "#define int long long\nint f(int x) { return 4294967297LL; }",
+        "int main() { assert(f(1) == 1); }",
+        0.0,
+        "wrong_answer",
+        "an integer out of its type's range",
+    ),
+    (  # MultiPL-E's shape: the test closes the function its prompt opened
+        "#include<assert.h>\n#include<bits/stdc++.h>\nlong add(long x, long y) {\n"
+        "    return x + y;\n",
+        "}\nint main() {\n    auto candidate = add;\n    assert(candidate((0), (1)) == (1));\n"
+        "    assert(candidate((5), (7)) == (12));\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # a function the test needs that cannot cross: refused before anything runs
+        "int f(int *p) { return 1; }",
+        "int main() { int x; assert(f(&x) == 1); }",
+        0.0,
+        "unsupported_signature",
+        "f: a parameter of type 'int *'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "test", "reward", "status", "text"), CALLS)
+def test_calls(
+    score_many: ScoreMany, code: str, test: str, reward: float, status: str, text: str
+) -> None:
+    result = _score(score_many, code, test)
+    assert result.status is Status.OK, result.error
+    assert result.reward == reward, result.details
+    case: dict[str, Any] = (result.details.get("cases") or [{}])[0]
+    flags = result.details.get("flags", [])
+    assert case.get("status") == status or status in flags, result.details
+    assert text in (case.get("diff") or "") + result.details.get("message", ""), result.details
+    assert "in_process_tests" not in flags
+
+
+FORGED = {  # what goes wrong: (the function's result type, the reply it forges)
+    "a count larger than its message": ("std::string", "\\x00" + "\\xff" * 7 + "\\x7f"),
+    "a bool that is neither 0 nor 1": ("bool", "\\x00\\x02"),
+    "an integer out of its type's range": ("unsigned char", "\\x00\\x00\\x01\\0\\0\\0\\0\\0\\0"),
+    "a tuple of another size": ("std::tuple<int>", "\\x00\\x02"),
+    "a reply with bytes left over": ("bool", "\\x00\\x01\\x00"),
+    "a reply of no known kind": ("bool", "\\x07"),
+    "a message ends too soon": ("bool", "\\x00"),
+}
+
+
+@pytest.mark.parametrize("why", sorted(FORGED))
+def test_a_forged_reply_fails_the_test(score_many: ScoreMany, why: str) -> None:
+    """The program owns its end of the channel: whatever it writes there is read within
+    bounds and fails the test, never the harness."""
+    kind, body = FORGED[why]
+    code = (
+        PRELUDE + f"#include <unistd.h>\n{kind} f(int x) {{\n"
+        f'  std::string reply("{body}", sizeof("{body}") - 1);\n'
+        "  uint32_t n = reply.size();\n"
+        '  int fd = atoi(getenv("REFEREE_CHANNEL_OUT"));\n'
+        "  if (write(fd, &n, 4) != 4 || write(fd, reply.data(), n) != (ssize_t)n) abort();\n"
+        "  _exit(0);\n}\n"
+    )
+    result = _score(score_many, code, "int main() { f(1); }")
+    assert result.status is Status.OK and result.reward == 0.0, result.details
+    assert why in result.details["cases"][0]["diff"]
+
+
+def test_a_message_past_the_cap_fails_the_test(score_many: ScoreMany) -> None:
+    code = (
+        PRELUDE + "#include <unistd.h>\nbool f(int x) {\n"
+        "  uint32_t n = 0xffffffffu;\n"
+        '  if (write(atoi(getenv("REFEREE_CHANNEL_OUT")), &n, 4) != 4) abort();\n'
+        "  _exit(0);\n}\n"
+    )
+    result = _score(score_many, code, "int main() { assert(f(1)); }")
+    assert result.reward == 0.0 and "larger than 64 MiB" in result.details["cases"][0]["diff"]
+
+
+def test_a_test_that_does_not_compile_with_the_programs_functions(score_many: ScoreMany) -> None:
+    """A function of the wrong signature for the test: the tests' build fails, and says
+    whose build it was."""
+    code = "#include <string>\nint f(std::string s) { return 1; }"
+    result = _score(score_many, code, "int main() { assert(f(3) == 1); }")
+    assert result.status is Status.OK and result.reward == 0.0
+    assert result.details["message"] == "the test does not compile with the program's functions"

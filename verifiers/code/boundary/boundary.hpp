@@ -1,0 +1,452 @@
+// The boundary between a C++ program and its assert tests (`verifiers.code.native_split`).
+//
+// The program's functions run in one sandbox, served by `serve`; the test runs in a second
+// sandbox, where each of those functions is a stub that sends its arguments over the
+// channel (REFEREE_CHANNEL_IN / REFEREE_CHANNEL_OUT name the fds) and returns what comes
+// back: the test's expected values never exist in the program's process.
+//
+// Values cross as bytes, by the type both sides declare (the same text): bool one byte;
+// integers as 64-bit (checked against the receiving type's range); floating point as
+// the bits of a double; strings and containers (vector, deque, list, set, map and their
+// multi- and unordered kinds, std::array) a 64-bit count, then their items; optional a
+// flag, then its value; pair and tuple their members. A message is a 32-bit length, then
+// its bytes: a call is the function's index and its arguments; a reply is 0, the result
+// and the arguments a function takes by non-const reference (out-parameters), or 1 and
+// the text of the exception the function threw. Everything read is checked against what
+// is left of its message: a program that writes anything else to the channel fails the
+// test, and can neither overrun nor starve the test's side.
+#pragma once
+
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unistd.h>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace referee_boundary {
+
+constexpr std::uint32_t MAX_MESSAGE = 64u << 20;
+
+struct Broken {
+    std::string why;
+};
+
+struct Writer {
+    std::string bytes;
+    void raw(const void* data, std::size_t size) {
+        bytes.append(static_cast<const char*>(data), size);
+    }
+};
+
+struct Reader {
+    const char* at;
+    const char* end;
+    std::size_t left() const { return static_cast<std::size_t>(end - at); }
+    void raw(void* data, std::size_t size) {
+        if (left() < size) throw Broken{"a message ends too soon"};
+        std::memcpy(data, at, size);
+        at += size;
+    }
+    std::uint64_t count() {
+        std::uint64_t n = 0;
+        raw(&n, sizeof n);
+        // every item takes at least one byte: a count past what is left is a lie
+        if (n > left()) throw Broken{"a count larger than its message"};
+        return n;
+    }
+};
+
+template <class T> struct Sequence : std::false_type {};
+template <class T, class A> struct Sequence<std::vector<T, A>> : std::true_type {};
+template <class T, class A> struct Sequence<std::deque<T, A>> : std::true_type {};
+template <class T, class A> struct Sequence<std::list<T, A>> : std::true_type {};
+template <class T> struct Keyed : std::false_type {};
+template <class... P> struct Keyed<std::set<P...>> : std::true_type {};
+template <class... P> struct Keyed<std::multiset<P...>> : std::true_type {};
+template <class... P> struct Keyed<std::unordered_set<P...>> : std::true_type {};
+template <class... P> struct Keyed<std::unordered_multiset<P...>> : std::true_type {};
+template <class... P> struct Keyed<std::map<P...>> : std::true_type {};
+template <class... P> struct Keyed<std::multimap<P...>> : std::true_type {};
+template <class... P> struct Keyed<std::unordered_map<P...>> : std::true_type {};
+template <class... P> struct Keyed<std::unordered_multimap<P...>> : std::true_type {};
+template <class T> struct Mapped : std::false_type {};
+template <class... P> struct Mapped<std::map<P...>> : std::true_type {};
+template <class... P> struct Mapped<std::multimap<P...>> : std::true_type {};
+template <class... P> struct Mapped<std::unordered_map<P...>> : std::true_type {};
+template <class... P> struct Mapped<std::unordered_multimap<P...>> : std::true_type {};
+template <class T> struct Optional : std::false_type {};
+template <class T> struct Optional<std::optional<T>> : std::true_type {};
+template <class T> struct Pair : std::false_type {};
+template <class A, class B> struct Pair<std::pair<A, B>> : std::true_type {};
+template <class T> struct Tuple : std::false_type {};
+template <class... P> struct Tuple<std::tuple<P...>> : std::true_type {};
+template <class T> struct Array : std::false_type {};
+template <class T, std::size_t N> struct Array<std::array<T, N>> : std::true_type {};
+template <class T> struct Unsupported : std::false_type {};
+
+template <class T> void put(Writer& out, const T& value);
+template <class T> void get(Reader& in, T& value);
+
+template <class T> void put_count(Writer& out, const T& items) {
+    std::uint64_t n = static_cast<std::uint64_t>(std::distance(items.begin(), items.end()));
+    out.raw(&n, sizeof n);
+    for (const auto& item : items) put(out, item);
+}
+
+template <class T> void put(Writer& out, const T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+        unsigned char byte = value ? 1 : 0;
+        out.raw(&byte, 1);
+    } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+        std::int64_t wide = value;
+        out.raw(&wide, sizeof wide);
+    } else if constexpr (std::is_integral_v<T>) {
+        std::uint64_t wide = value;
+        out.raw(&wide, sizeof wide);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        double wide = static_cast<double>(value);
+        out.raw(&wide, sizeof wide);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        std::uint64_t n = value.size();
+        out.raw(&n, sizeof n);
+        out.raw(value.data(), value.size());
+    } else if constexpr (Sequence<T>::value || Keyed<T>::value || Array<T>::value) {
+        put_count(out, value);
+    } else if constexpr (Optional<T>::value) {
+        put(out, value.has_value());
+        if (value) put(out, *value);
+    } else if constexpr (Pair<T>::value) {
+        put(out, value.first);
+        put(out, value.second);
+    } else if constexpr (Tuple<T>::value) {
+        unsigned char members = std::tuple_size_v<T>;  // an empty tuple still takes a byte
+        out.raw(&members, 1);
+        std::apply([&](const auto&... member) { (put(out, member), ...); }, value);
+    } else {
+        static_assert(Unsupported<T>::value, "referee: this type cannot cross the boundary");
+    }
+}
+
+template <class T> void get_integer(Reader& in, T& value) {
+    if constexpr (std::is_signed_v<T>) {
+        std::int64_t wide = 0;
+        in.raw(&wide, sizeof wide);
+        if (wide < std::numeric_limits<T>::min() || wide > std::numeric_limits<T>::max())
+            throw Broken{"an integer out of its type's range"};
+        value = static_cast<T>(wide);
+    } else {
+        std::uint64_t wide = 0;
+        in.raw(&wide, sizeof wide);
+        if (wide > std::numeric_limits<T>::max())
+            throw Broken{"an integer out of its type's range"};
+        value = static_cast<T>(wide);
+    }
+}
+
+template <class T> void get_items(Reader& in, T& items) {
+    std::uint64_t n = in.count();
+    items.clear();
+    for (std::uint64_t i = 0; i < n; ++i) {
+        if constexpr (Sequence<T>::value) {
+            typename T::value_type item{};
+            get(in, item);
+            items.push_back(std::move(item));
+        } else if constexpr (Mapped<T>::value) {  // entries of a const key and a value
+            std::pair<typename T::key_type, typename T::mapped_type> entry{};
+            get(in, entry);
+            items.insert(std::move(entry));
+        } else {
+            typename T::value_type item{};
+            get(in, item);
+            items.insert(std::move(item));
+        }
+    }
+}
+
+template <class T> void get(Reader& in, T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+        unsigned char byte = 0;
+        in.raw(&byte, 1);
+        if (byte > 1) throw Broken{"a bool that is neither 0 nor 1"};
+        value = byte == 1;
+    } else if constexpr (std::is_integral_v<T>) {
+        get_integer(in, value);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        double wide = 0;
+        in.raw(&wide, sizeof wide);
+        value = static_cast<T>(wide);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        std::uint64_t n = in.count();
+        value.assign(in.at, n);
+        in.at += n;
+    } else if constexpr (Sequence<T>::value || Keyed<T>::value) {
+        get_items(in, value);
+    } else if constexpr (Array<T>::value) {
+        if (in.count() != value.size()) throw Broken{"an array of another size"};
+        for (auto& item : value) get(in, item);
+    } else if constexpr (Optional<T>::value) {
+        bool present = false;
+        get(in, present);
+        value.reset();
+        if (present) {
+            typename T::value_type inner{};
+            get(in, inner);
+            value = std::move(inner);
+        }
+    } else if constexpr (Pair<T>::value) {
+        get(in, value.first);
+        get(in, value.second);
+    } else if constexpr (Tuple<T>::value) {
+        unsigned char members = 0;
+        in.raw(&members, 1);
+        if (members != std::tuple_size_v<T>) throw Broken{"a tuple of another size"};
+        std::apply([&](auto&... member) { (get(in, member), ...); }, value);
+    } else {
+        static_assert(Unsupported<T>::value, "referee: this type cannot cross the boundary");
+    }
+}
+
+inline int channel(const char* name) {
+    const char* fd = std::getenv(name);
+    return fd == nullptr ? -1 : std::atoi(fd);
+}
+
+inline bool send(const std::string& bytes) {
+    std::uint32_t size = static_cast<std::uint32_t>(bytes.size());
+    std::string message(reinterpret_cast<const char*>(&size), sizeof size);
+    message += bytes;
+    int fd = channel("REFEREE_CHANNEL_OUT");
+    for (std::size_t sent = 0; sent < message.size();) {
+        ssize_t n = ::write(fd, message.data() + sent, message.size() - sent);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        sent += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+inline bool read_exactly(int fd, char* data, std::size_t size) {
+    for (std::size_t got = 0; got < size;) {
+        ssize_t n = ::read(fd, data + got, size - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        got += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+// The next message into `bytes`; false at the end of the channel. Throws Broken for a
+// message longer than MAX_MESSAGE or cut short.
+inline bool receive(std::string& bytes) {
+    int fd = channel("REFEREE_CHANNEL_IN");
+    std::uint32_t size = 0;
+    ssize_t first = 0;
+    do first = ::read(fd, &size, 1);
+    while (first < 0 && errno == EINTR);
+    if (first <= 0) return false;
+    if (!read_exactly(fd, reinterpret_cast<char*>(&size) + 1, sizeof size - 1))
+        throw Broken{"a message cut short"};
+    if (size > MAX_MESSAGE) throw Broken{"a message larger than 64 MiB"};
+    bytes.resize(size);
+    if (!read_exactly(fd, bytes.data(), size)) throw Broken{"a message cut short"};
+    return true;
+}
+
+// A parameter taken by non-const reference: its value after the call goes back too.
+template <class A> constexpr bool written_back =
+    std::is_lvalue_reference_v<A> && !std::is_const_v<std::remove_reference_t<A>>;
+
+template <class A> void put_back(Writer& out, const std::decay_t<A>& arg) {
+    if constexpr (written_back<A>) put(out, arg);
+}
+
+template <class A> void get_back(Reader& in, std::remove_reference_t<A>& arg) {
+    if constexpr (written_back<A>) get(in, arg);
+}
+
+// ---- the program's side ----------------------------------------------------------------
+
+using Call = void (*)(Reader&, Writer&);
+
+// Decode the arguments of `function`, call it, encode 0, its result and its out-parameters.
+template <class R, class... A> void serve_call(R (*function)(A...), Reader& in, Writer& out) {
+    std::tuple<std::decay_t<A>...> args;
+    std::apply([&](auto&... arg) { (get(in, arg), ...); }, args);
+    if (in.left() != 0) throw Broken{"a call with bytes left over"};
+    unsigned char returned = 0;
+    if constexpr (std::is_void_v<R>) {
+        std::apply(function, args);
+        out.raw(&returned, 1);
+    } else {
+        auto result = std::apply(function, args);
+        out.raw(&returned, 1);
+        put(out, result);
+    }
+    std::apply([&](auto&... arg) { (put_back<A>(out, arg), ...); }, args);
+}
+
+// Answer calls until the tests' side closes the channel; 0 then, 2 for a broken call.
+inline int serve(const Call* calls, std::uint32_t count) {
+    std::string bytes;
+    try {
+        while (receive(bytes)) {
+            Reader in{bytes.data(), bytes.data() + bytes.size()};
+            std::uint32_t index = 0;
+            in.raw(&index, sizeof index);
+            if (index >= count) throw Broken{"a call to no function"};
+            Writer out;
+            try {
+                calls[index](in, out);
+            } catch (const Broken&) {
+                throw;
+            } catch (const std::exception& error) {
+                out.bytes.assign(1, '\1');
+                put(out, std::string(error.what()).substr(0, 1000));
+            } catch (...) {
+                out.bytes.assign(1, '\1');
+                put(out, std::string("an exception that is not a std::exception"));
+            }
+            std::cout.flush();
+            std::fflush(stdout);
+            if (!send(out.bytes)) return 0;
+        }
+    } catch (const Broken& broken) {
+        std::fprintf(stderr, "referee: %s\n", broken.why.c_str());
+        return 2;
+    }
+    return 0;
+}
+
+// ---- the tests' side -------------------------------------------------------------------
+
+inline std::string json_text(const std::string& text) {
+    std::string quoted = "\"";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            quoted += '\\';
+            quoted += static_cast<char>(c);
+        } else if (c < 0x20 || c == 0x7f) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+            quoted += escaped;
+        } else {
+            quoted += static_cast<char>(c);
+        }
+    }
+    return quoted + "\"";
+}
+
+inline std::string verdict_line(bool passed, const std::string& message) {
+    return std::string("\n@@referee-verdict@@ {\"passed\": ") + (passed ? "true" : "false") +
+           ", \"message\": " + json_text(message.substr(0, 2000)) + "}\n";
+}
+
+inline void write_all(const std::string& text) {
+    for (std::size_t done = 0; done < text.size();) {
+        ssize_t n = ::write(1, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+// Say how the test ended and end the process (the test's own output first).
+[[noreturn]] inline void conclude(bool passed, const std::string& message) {
+    std::cout.flush();
+    std::fflush(stdout);
+    write_all(verdict_line(passed, message));
+    ::_exit(0);
+}
+
+template <class R, class... A>
+R call(std::uint32_t index, const char* name, std::remove_reference_t<A>&... args) {
+    Writer request;
+    request.raw(&index, sizeof index);
+    (put(request, static_cast<const std::decay_t<A>&>(args)), ...);
+    std::string reply;
+    try {
+        if (!send(request.bytes) || !receive(reply))
+            conclude(false, std::string("the program ended during a call to ") + name);
+    } catch (const Broken& broken) {
+        conclude(false, std::string("the program's reply to ") + name + ": " + broken.why);
+    }
+    Reader in{reply.data(), reply.data() + reply.size()};
+    std::string thrown;
+    try {
+        unsigned char kind = 2;
+        in.raw(&kind, 1);
+        if (kind == 1) {
+            get(in, thrown);
+        } else if (kind != 0) {
+            throw Broken{"a reply of no known kind"};
+        }
+        if constexpr (!std::is_void_v<R>) {
+            std::decay_t<R> result{};
+            if (kind == 0) {
+                get(in, result);
+                (get_back<A>(in, args), ...);
+                if (in.left() != 0) throw Broken{"a reply with bytes left over"};
+                return result;
+            }
+        } else if (kind == 0) {
+            (get_back<A>(in, args), ...);
+            if (in.left() != 0) throw Broken{"a reply with bytes left over"};
+            return;
+        }
+    } catch (const Broken& broken) {
+        conclude(false, std::string("the program's reply to ") + name + ": " + broken.why);
+    }
+    throw std::runtime_error(thrown);  // the program's function threw this
+}
+
+inline void on_signal(int number) {
+    // async-signal-safe: write and _exit only
+    static const char line[] =
+        "\n@@referee-verdict@@ {\"passed\": false, \"message\": \"the test crashed (a "
+        "signal) on the program's values\"}\n";
+    (void)number;
+    ssize_t ignored = ::write(1, line, sizeof line - 1);
+    (void)ignored;
+    ::_exit(0);
+}
+
+// Run the test's main (renamed): the verdict is printed however it ends.
+inline int run_test(int (*test_main)(int, char**), int argc, char** argv) {
+    for (int number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(number, on_signal);
+    std::set_terminate([] { conclude(false, "the test ended by std::terminate"); });
+    int status = 0;
+    try {
+        status = test_main(argc, argv);
+    } catch (const std::exception& error) {
+        conclude(false, std::string("the test threw: ") + error.what());
+    } catch (...) {
+        conclude(false, "the test threw an exception");
+    }
+    if (status != 0) conclude(false, "the test's main returned " + std::to_string(status));
+    conclude(true, "");
+}
+
+[[noreturn]] inline void assertion_failed(const char* what) {
+    conclude(false, std::string("Assertion failed: ") + what);
+}
+
+}  // namespace referee_boundary

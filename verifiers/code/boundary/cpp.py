@@ -1,0 +1,339 @@
+"""The boundary between a C++ program and its assert test: two sandboxes, two binaries.
+
+A test appended to the program and run in its process is within reach of the program:
+a C++ function can read its caller's stack, the heap (GCC evaluates the arguments of
+``issame(f(x), {1, 2})`` right to left, so the expected vector exists before ``f`` is
+called) and the code after its return address, where the expected values are
+immediates. So the program is built alone, with a ``main`` of ours that serves calls
+(`boundary.hpp`'s ``serve``), and the test is built alone too, where every function it
+takes from the program is a stub of ours that sends its arguments to the program's
+sandbox and returns what comes back (``call``). The test's binary never holds the
+program's code, the program's never the test's.
+
+A stub needs the function's signature. It is read from the program's definition, and
+only types made of the standard library's value types (numbers, ``bool``, ``char``,
+``string``, the containers, ``optional``, ``pair``, ``tuple``; see `TYPE_WORDS`) are
+taken: the words are checked one by one, so no text of the program but those type names
+reaches the test's side. ``typedef``, ``using`` and ``#define`` aliases of such types
+are read through. A function the test uses whose signature holds anything else (a
+pointer, a type of the program's, a template) is `Unsupported`: the program scores 0
+(flag ``unsupported_signature``), it is never run with the test in its process.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from referee.sandbox import Case, Program
+from referee.verifiers.code import identifiers, native
+
+HEADER = "referee_boundary.hpp"
+TEST_MAIN = "referee_test_main"
+
+TYPE_WORDS = frozenset(
+    {
+        "std", "const", "signed", "unsigned", "short", "int", "long", "char", "bool",
+        "float", "double", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+        "uint16_t", "uint32_t", "uint64_t", "string", "vector", "deque", "list", "array",
+        "set", "multiset", "unordered_set", "unordered_multiset", "map", "multimap",
+        "unordered_map", "unordered_multimap", "optional", "pair", "tuple",
+    }
+)  # fmt: skip
+"""The words a signature's types may hold (`boundary.hpp` carries exactly these)."""
+
+_HEADERS = re.compile(r"^(?:[a-z_]+(?:\.h)?|bits/stdc\+\+\.h)$")
+_INCLUDE = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>\n]+)>")
+_DIRECTIVE = re.compile(r"(?m)^[ \t]*(?:#|%:)(?:[^\n]*\\\n)*[^\n]*")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_TYPE_TEXT = re.compile(r"[\w\s<>,:&]*")
+_SPECIFIERS = re.compile(r"^(?:(?:static|inline|constexpr|extern)\s+)*")
+_BODY_AFTER = re.compile(r"\s*(?:(?:const|noexcept|override|final|try)\s*)*(?:->[^;{}]*)?\{")
+_ALIAS = (
+    re.compile(r"\btypedef\s+([^;{}()]+?)\s+([A-Za-z_]\w*)\s*;"),
+    re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]+?)\s*;"),
+)
+_DEFINE_ALIAS = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+)$")
+_USING = re.compile(r"\busing\s+namespace\s+std\s*;|\busing\s+std::\s*([A-Za-z_]\w*)\s*;")
+_MAX_ALIAS_DEPTH = 8
+_SCOPE = re.compile(r"\s*::\s*")
+_BASE_HEADERS = ("cmath", "algorithm", "numeric", "climits", "cassert")
+"""What the test's side includes besides the program's headers and `boundary.hpp`."""
+
+
+class Unsupported(ValueError):
+    """A function the test uses has a signature that cannot cross (the message says
+    which and why)."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One function the program defines and the test uses: its name, the return type
+    and the parameter types, as text made of `TYPE_WORDS` only."""
+
+    name: str
+    returns: str
+    params: tuple[str, ...]
+
+    def pointer(self) -> str:
+        """The type of a pointer to the function."""
+        return f"{self.returns} (*)({', '.join(self.params)})"
+
+
+def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
+    """The definitions in ``code`` at file scope of the functions ``test`` names and
+    neither it nor ``setup`` defines, in source order (overloads each once). Raises
+    `Unsupported` for one whose types cannot cross."""
+    shadow = _shadow(code)
+    used = set(_WORD.findall(_shadow(test))) - _defined(_shadow(setup + "\n" + test))
+    aliases = _aliases(code, shadow)
+    found: dict[Signature, None] = {}
+    for definition in _definitions(shadow):
+        if definition.name in used:
+            found[_signature(definition, aliases)] = None
+    return list(found)
+
+
+def _signature(definition: _Definition, aliases: dict[str, str]) -> Signature:
+    name = definition.name
+    returns = _resolved(_SPECIFIERS.sub("", definition.returns.strip()), aliases)
+    if returns is None or not _plain(returns, result=True):
+        raise Unsupported(f"{name}: its return type {definition.returns.strip()!r}")
+    params = []
+    for given in _params(definition.params, name):
+        param = _resolved(given, aliases)
+        if param is None or not _plain(param, result=False):
+            raise Unsupported(f"{name}: a parameter of type {given!r}")
+        params.append(param)
+    return Signature(name, returns, tuple(params))
+
+
+def program(code: str, setup: str, exported: list[Signature]) -> Program:
+    """The program's side: ``setup``, ``code`` (its own ``main`` renamed), a pointer to
+    each ``exported`` function taken while the program's macros hold (its ``#define int
+    long long`` is in its signatures), then, with those macros undone, `boundary.hpp`
+    and a ``main`` serving the functions."""
+    pointers = "".join(
+        f"static auto referee_function_{i} = static_cast<{s.pointer()}>(&{s.name});\n"
+        for i, s in enumerate(exported)
+    )
+    calls = "".join(
+        "        [](referee_boundary::Reader &in, referee_boundary::Writer &out) {\n"
+        f"            referee_boundary::serve_call(referee_function_{i}, in, out);\n"
+        "        },\n"
+        for i in range(len(exported))
+    )
+    table = f"    static const referee_boundary::Call calls[] = {{\n{calls}    }};\n"
+    if not exported:
+        table = "    static const referee_boundary::Call *calls = nullptr;\n"
+    source = (
+        f"{setup}\n{native.own_main_renamed(code)}\n"
+        f"/* referee: the functions the test calls from its own sandbox */\n{pointers}"
+        f'{native.undefined(code)}\n#include "{HEADER}"\n'
+        f"int main() {{\n{table}    return referee_boundary::serve(calls, {len(exported)});\n}}\n"
+    )
+    return Program(language="cpp", source=source, files=_header())
+
+
+def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Program:
+    """The test's side: the program's standard includes, ``setup``, a stub for every
+    ``exported`` function, then ``test`` with our ``assert`` and its ``main`` run by
+    ``run_test``, which prints the verdict."""
+    stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
+    base = "".join(f"#include <{name}>\n" for name in _BASE_HEADERS)
+    source = (
+        f'{base}{_includes(code)}#include "{HEADER}"\n{_usings(code)}{setup}\n{stubs}'
+        f"{_ASSERTS}{native.rename_main(test, TEST_MAIN)}\n"
+        "int main(int argc, char **argv) {\n"
+        "    return referee_boundary::run_test(\n"
+        f"        reinterpret_cast<int (*)(int, char **)>(&{TEST_MAIN}), argc, argv);\n}}\n"
+    )
+    return Program(language="cpp", source=source, files=_header())
+
+
+def tester_case() -> Case:
+    """The test is built into the tester: its case has no input."""
+    return Case()
+
+
+def _stub(index: int, signature: Signature) -> str:
+    params = ", ".join(f"{t} a{i}" for i, t in enumerate(signature.params))
+    args = "".join(f", a{i}" for i in range(len(signature.params)))
+    types = "".join(f", {t}" for t in signature.params)
+    return (
+        f"{signature.returns} {signature.name}({params}) {{\n"
+        f"    return referee_boundary::call<{signature.returns}{types}>(\n"
+        f'        {index}u, "{signature.name}"{args});\n}}\n'
+    )
+
+
+_ASSERTS = (
+    "#undef assert\n"
+    "#define assert(c) ((c) ? (void)0 : referee_boundary::assertion_failed(#c))\n"
+    'extern "C" void __assert_fail(const char *what, const char *, unsigned int,\n'
+    "                              const char *) __THROW {\n"
+    "    referee_boundary::assertion_failed(what);\n}\n"
+)
+"""The test's ``assert`` (and glibc's, for a test that includes ``<assert.h>`` again)
+prints the failing verdict."""
+
+
+def _header() -> dict[str, str]:
+    return {HEADER: (resources.files(__package__) / "boundary.hpp").read_text(encoding="utf-8")}
+
+
+def _shadow(code: str) -> str:
+    """``code`` with comments, literals and preprocessor lines blanked."""
+    return _DIRECTIVE.sub(identifiers.blank, native.C_LITERAL.sub(identifiers.blank, code))
+
+
+def _defined(shadow: str) -> set[str]:
+    """The functions ``shadow`` defines (a test's helpers, ``issame``)."""
+    return {definition.name for definition in _definitions(shadow)}
+
+
+@dataclass(frozen=True)
+class _Definition:
+    name: str
+    returns: str
+    """The text before the name, back to the previous ``;``, ``{`` or ``}``."""
+    params: str
+
+
+def _definitions(shadow: str) -> list[_Definition]:
+    """Every function ``shadow`` defines at file scope: a name and a parenthesis at
+    depth 0, a body after them."""
+    depths = identifiers.brace_depths(shadow)
+    found = []
+    for call in re.finditer(r"([A-Za-z_]\w*)\s*\(", shadow):
+        if depths[call.start()] != 0 or call.group(1) in _NOT_FUNCTIONS:
+            continue
+        close = _closing(shadow, call.end() - 1)
+        if close < 0 or not _BODY_AFTER.match(shadow, close + 1):
+            continue
+        start = max(shadow.rfind(c, 0, call.start()) for c in ";{}") + 1
+        returns, params = shadow[start : call.start()], shadow[call.end() : close]
+        found.append(_Definition(call.group(1), returns, params))
+    return found
+
+
+_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof"})
+
+
+def _closing(text: str, open_at: int) -> int:
+    """Where the parenthesis at ``open_at`` closes (-1: never)."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += (text[i] == "(") - (text[i] == ")")
+        if depth == 0:
+            return i
+    return -1
+
+
+def _params(text: str, name: str) -> list[str]:
+    """The parameter types of a parameter list (their names dropped)."""
+    parts, depth, last = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char in "<([") - (char in ">)]")
+        if char == "," and depth == 0:
+            parts.append(text[last:i])
+            last = i + 1
+    parts.append(text[last:])
+    parts = [p.strip() for p in parts]
+    if parts in ([""], ["void"]):
+        return []
+    types = []
+    for part in parts:
+        if "=" in part:
+            raise Unsupported(f"{name}: a parameter with a default value")
+        types.append(_unnamed(part))
+    return types
+
+
+def _unnamed(param: str) -> str:
+    """A parameter's type: its text without the name at its end, if it has one. The
+    last word is a name unless it is all there is or it and the word before it make one
+    builtin type (``long long``, ``unsigned int``, ``const char``)."""
+    last = re.search(r"([A-Za-z_]\w*)$", param)
+    if last is None:
+        return param
+    before = param[: last.start()].rstrip()
+    previous = re.search(r"([A-Za-z_]\w*)$", before)
+    joined = previous is not None and previous.group(1) in _COMBINING | {"const"}
+    if not before or (last.group(1) in _COMBINING and joined):
+        return param
+    return before
+
+
+_COMBINING = frozenset(
+    {"signed", "unsigned", "short", "int", "long", "char", "double", "float", "bool"}
+)
+
+
+def _plain(text: str, result: bool) -> bool:
+    """Whether ``text`` is a type that crosses: `TYPE_WORDS` (and numbers, for
+    ``array``), ``<>,:`` and, for a parameter, one ``&`` at its end; a result may be
+    ``void``."""
+    if result and text == "void":
+        return True
+    if not _TYPE_TEXT.fullmatch(text) or "::" in text.replace("std::", ""):
+        return False
+    if any(w not in TYPE_WORDS for w in _WORD.findall(text)):
+        return False
+    body = text.rstrip()
+    if body.endswith("&") and not result:
+        body = body[:-1]
+    if "&" in body or not body or ":" in body.replace("::", ""):
+        return False
+    depth = 0
+    for char in body:
+        depth += (char == "<") - (char == ">")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _aliases(code: str, shadow: str) -> dict[str, str]:
+    """The program's type aliases at file scope (``typedef``, ``using``, ``#define``),
+    by name. Whatever they stand for is checked like any type once read through."""
+    depths = identifiers.brace_depths(shadow)
+    found: dict[str, str] = {}
+    for pattern, (target, name) in zip(_ALIAS, ((1, 2), (2, 1)), strict=True):
+        for alias in pattern.finditer(shadow):
+            if depths[alias.start()] == 0:
+                found[alias.group(name)] = alias.group(target)
+    for define in _DEFINE_ALIAS.finditer(native.C_LITERAL.sub(identifiers.blank, code)):
+        found[define.group(1)] = define.group(2).strip()
+    return found
+
+
+def _resolved(text: str, aliases: dict[str, str]) -> str | None:
+    """``text`` with the program's aliases read through (None: they never end)."""
+    for _ in range(_MAX_ALIAS_DEPTH):
+        if not set(_WORD.findall(text)) & aliases.keys() - TYPE_WORDS:
+            return _SCOPE.sub("::", " ".join(text.split()))
+        text = _WORD.sub(lambda w: _alias(w.group(), aliases), text)
+    return None
+
+
+def _alias(word: str, aliases: dict[str, str]) -> str:
+    return word if word in TYPE_WORDS else aliases.get(word, word)
+
+
+def _includes(code: str) -> str:
+    """The standard headers the program includes (the test was written after them)."""
+    names = dict.fromkeys(n.strip() for n in _INCLUDE.findall(code))
+    return "".join(f"#include <{n}>\n" for n in names if _HEADERS.match(n))
+
+
+def _usings(code: str) -> str:
+    """The program's ``using namespace std`` and ``using std::`` of type names."""
+    lines = []
+    for found in _USING.finditer(_shadow(code)):
+        name = found.group(1)
+        if name is None:
+            lines.append("using namespace std;\n")
+        elif name in TYPE_WORDS:
+            lines.append(f"using std::{name};\n")
+    return "".join(dict.fromkeys(lines))
