@@ -17,30 +17,23 @@
 // test, and can neither overrun nor starve the test's side.
 #pragma once
 
-#include <array>
+// Only light headers: a container's own header is the program's to include (its types
+// name it), and the traits below know containers by their members, not their names.
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <exception>
-#include <iostream>
+#include <iterator>
 #include <limits>
-#include <list>
-#include <map>
-#include <optional>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <unistd.h>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
-#include <vector>
 
 namespace referee_boundary {
 
@@ -75,32 +68,35 @@ struct Reader {
     }
 };
 
-template <class T> struct Sequence : std::false_type {};
-template <class T, class A> struct Sequence<std::vector<T, A>> : std::true_type {};
-template <class T, class A> struct Sequence<std::deque<T, A>> : std::true_type {};
-template <class T, class A> struct Sequence<std::list<T, A>> : std::true_type {};
-template <class T> struct Keyed : std::false_type {};
-template <class... P> struct Keyed<std::set<P...>> : std::true_type {};
-template <class... P> struct Keyed<std::multiset<P...>> : std::true_type {};
-template <class... P> struct Keyed<std::unordered_set<P...>> : std::true_type {};
-template <class... P> struct Keyed<std::unordered_multiset<P...>> : std::true_type {};
-template <class... P> struct Keyed<std::map<P...>> : std::true_type {};
-template <class... P> struct Keyed<std::multimap<P...>> : std::true_type {};
-template <class... P> struct Keyed<std::unordered_map<P...>> : std::true_type {};
-template <class... P> struct Keyed<std::unordered_multimap<P...>> : std::true_type {};
-template <class T> struct Mapped : std::false_type {};
-template <class... P> struct Mapped<std::map<P...>> : std::true_type {};
-template <class... P> struct Mapped<std::multimap<P...>> : std::true_type {};
-template <class... P> struct Mapped<std::unordered_map<P...>> : std::true_type {};
-template <class... P> struct Mapped<std::unordered_multimap<P...>> : std::true_type {};
-template <class T> struct Optional : std::false_type {};
-template <class T> struct Optional<std::optional<T>> : std::true_type {};
-template <class T> struct Pair : std::false_type {};
-template <class A, class B> struct Pair<std::pair<A, B>> : std::true_type {};
-template <class T> struct Tuple : std::false_type {};
-template <class... P> struct Tuple<std::tuple<P...>> : std::true_type {};
-template <class T> struct Array : std::false_type {};
-template <class T, std::size_t N> struct Array<std::array<T, N>> : std::true_type {};
+// What a type is, by its members: map and multimap kinds have a key and a mapped type;
+// set kinds a key type; vector, deque and list push_back; optional has_value; pair
+// first_type; std::array is a tuple-like with a size(); other tuple-likes are tuples.
+template <class T, class = void> struct Mapped : std::false_type {};
+template <class T>
+struct Mapped<T, std::void_t<typename T::key_type, typename T::mapped_type>> : std::true_type {};
+template <class T, class = void> struct Keyed : std::false_type {};
+template <class T> struct Keyed<T, std::void_t<typename T::key_type>> : std::true_type {};
+template <class T, class = void> struct Sequence : std::false_type {};
+template <class T>
+struct Sequence<T, std::void_t<decltype(std::declval<T&>().push_back(
+                       std::declval<typename T::value_type>()))>> : std::true_type {};
+template <class T, class = void> struct Optional : std::false_type {};
+template <class T>
+struct Optional<T, std::void_t<decltype(std::declval<const T&>().has_value())>>
+    : std::true_type {};
+template <class T, class = void> struct Pair : std::false_type {};
+template <class T>
+struct Pair<T, std::void_t<typename T::first_type, typename T::second_type>> : std::true_type {};
+template <class T, class = void> struct TupleLike : std::false_type {};
+template <class T>
+struct TupleLike<T, std::void_t<decltype(std::tuple_size<T>::value)>> : std::true_type {};
+template <class T, class = void> struct Sized : std::false_type {};
+template <class T>
+struct Sized<T, std::void_t<decltype(std::declval<const T&>().size())>> : std::true_type {};
+template <class T> struct Array : std::bool_constant<TupleLike<T>::value && Sized<T>::value> {};
+template <class T>
+struct Tuple
+    : std::bool_constant<TupleLike<T>::value && !Sized<T>::value && !Pair<T>::value> {};
 template <class T> struct Unsupported : std::false_type {};
 
 template <class T> void put(Writer& out, const T& value);
@@ -225,6 +221,14 @@ template <class T> void get(Reader& in, T& value) {
     }
 }
 
+// Set by the code after the program or the test when it included <iostream>.
+inline void (*flush_streams)() = nullptr;
+
+inline void flush_output() {
+    if (flush_streams != nullptr) flush_streams();
+    std::fflush(stdout);
+}
+
 inline int channel(const char* name) {
     const char* fd = std::getenv(name);
     return fd == nullptr ? -1 : std::atoi(fd);
@@ -325,8 +329,7 @@ inline int serve(const Call* calls, std::uint32_t count) {
                 out.bytes.assign(1, '\1');
                 put(out, std::string("an exception that is not a std::exception"));
             }
-            std::cout.flush();
-            std::fflush(stdout);
+            flush_output();
             if (!send(out.bytes)) return 0;
         }
     } catch (const Broken& broken) {
@@ -371,8 +374,7 @@ inline void write_all(const std::string& text) {
 
 // Say how the test ended and end the process (the test's own output first).
 [[noreturn]] inline void conclude(bool passed, const std::string& message) {
-    std::cout.flush();
-    std::fflush(stdout);
+    flush_output();
     write_all(verdict_line(passed, message));
     ::_exit(0);
 }

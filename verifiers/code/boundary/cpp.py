@@ -131,7 +131,8 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
         f"{setup}\n{native.own_main_renamed(code)}\n"
         f"/* referee: the functions the test calls from its own sandbox */\n{pointers}"
         f'{native.undefined(code)}\n#include "{HEADER}"\n'
-        f"int main() {{\n{table}    return referee_boundary::serve(calls, {len(exported)});\n}}\n"
+        f"int main() {{\n{_FLUSH_COUT}{table}"
+        f"    return referee_boundary::serve(calls, {len(exported)});\n}}\n"
     )
     return Program(language="cpp", source=source, files=_header())
 
@@ -145,11 +146,20 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
     source = (
         f'{base}{_includes(code)}#include "{HEADER}"\n{_usings(code)}{setup}\n{stubs}'
         f"{_ASSERTS}{native.rename_main(test, TEST_MAIN)}\n"
-        "int main(int argc, char **argv) {\n"
+        f"int main(int argc, char **argv) {{\n{_FLUSH_COUT}"
         "    return referee_boundary::run_test(\n"
         f"        reinterpret_cast<int (*)(int, char **)>(&{TEST_MAIN}), argc, argv);\n}}\n"
     )
     return Program(language="cpp", source=source, files=_header())
+
+
+_FLUSH_COUT = (
+    "#ifdef _GLIBCXX_IOSTREAM\n"
+    "    referee_boundary::flush_streams = [] { std::cout.flush(); };\n"
+    "#endif\n"
+)
+"""Where the code before included ``<iostream>`` (libstdc++'s guard says so), its output
+is flushed before a reply or a verdict; the boundary itself does not include it."""
 
 
 def tester_case() -> Case:
