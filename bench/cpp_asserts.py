@@ -48,7 +48,8 @@ PROBLEMS: list[tuple[str, tuple[str, str], str]] = [
         "string flip_case(string s) {\n  for (auto &c : s) c = isupper(c) ? tolower(c) : "
         "toupper(c);\n  return s;\n}",
         ("toupper(c)", "c"),
-        'int main() {\n  assert(flip_case("") == "");\n  assert(flip_case("Hello!") == "hELLO!");\n}\n',
+        'int main() {\n  assert(flip_case("") == "");\n'
+        '  assert(flip_case("Hello!") == "hELLO!");\n}\n',
     ),
     (
         "long long fib(int n) { long long a = 0, b = 1; while (n--) { b += a; a = b - a; } "

@@ -89,7 +89,7 @@ class Plan:
 
 def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
     """The plan for ``suite`` and the candidate's ``code``; ``proof`` (random, per item)
-    is what in-process tests show when they complete. Raises `cpp.Unsupported` for a C++
+    is what in-process tests show when they complete. Raises `cpp.Refused` for a C++
     program whose functions the test cannot call from its own sandbox."""
     check_supported(suite, language)
     if suite.kind == "stdio":

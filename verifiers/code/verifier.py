@@ -143,11 +143,9 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
         try:
             plan = build_plan(suite, code, language, Proof.drawn())
-        except cpp.Unsupported as exc:
+        except cpp.Refused as exc:
             message = f"the test cannot call the program's function {exc}"
-            return Outcome(
-                0.0, details={**details, "flags": ["unsupported_signature"], "message": message}
-            )
+            return Outcome(0.0, details={**details, "flags": [exc.flag], "message": message})
         rules = Rules(
             params.compare,
             Tolerance(params.abs_tol, params.rel_tol),

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from referee.verifiers import Result, Status
-from referee.verifiers.code.boundary.cpp import Signature, Unsupported, signatures
+from referee.verifiers.code.boundary.cpp import Refused, Signature, signatures
 from tests.verifiers.code.conftest import ScoreMany, code_item
 
 S = Signature
@@ -91,8 +91,9 @@ UNSUPPORTED = [
 
 @pytest.mark.parametrize(("code", "why"), UNSUPPORTED)
 def test_unsupported_signatures_are_refused(code: str, why: str) -> None:
-    with pytest.raises(Unsupported, match="f"):
+    with pytest.raises(Refused, match="f") as refused:
         signatures(code, "f(1)")
+    assert refused.value.flag == "unsupported_signature"
 
 
 def _score(score_many: ScoreMany, code: str, test: str) -> Result:
@@ -201,6 +202,28 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "passed",
         "",
     ),
+    (  # a stand-in for std::max would win the test's own max(): refused
+        PRELUDE + "int max(int a, int b) { return 7; }\nint f(int x) { return x; }",
+        "int main() { assert(max(f(3), 1) == 7); }",
+        0.0,
+        "shadows_library",
+        "the program's max competes with the standard library's",
+    ),
+    (  # a definition of a C library function (here for the test's whole binary): no build
+        "double fabs(double x) { return 0; }\ndouble f(double x) { return x; }",
+        "#include <math.h>\nint main() { assert(fabs(f(3) - 2) < 1e-6); }",
+        0.0,
+        "",
+        "the test does not compile with the program's functions",
+    ),
+    (  # a name the library has for other types is no stand-in (HumanEval-X's CPP/23)
+        PRELUDE + "int strlen(string s) { return s.size(); }\n"
+        "bool is_sorted(vector<int> v) { return std::is_sorted(v.begin(), v.end()); }",
+        'int main() { assert(strlen(string("abc")) == 3); assert(!is_sorted({2, 1})); }',
+        1.0,
+        "passed",
+        "",
+    ),
     (  # a function the test needs that cannot cross: refused before anything runs
         "int f(int *p) { return 1; }",
         "int main() { int x; assert(f(&x) == 1); }",
@@ -220,7 +243,7 @@ def test_calls(
     assert result.reward == reward, result.details
     case: dict[str, Any] = (result.details.get("cases") or [{}])[0]
     flags = result.details.get("flags", [])
-    assert case.get("status") == status or status in flags, result.details
+    assert case.get("status") == status or status in flags or not status, result.details
     assert text in (case.get("diff") or "") + result.details.get("message", ""), result.details
     assert "in_process_tests" not in flags
 

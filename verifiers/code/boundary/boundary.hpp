@@ -358,9 +358,10 @@ inline std::string json_text(const std::string& text) {
     return quoted + "\"";
 }
 
-inline std::string verdict_line(bool passed, const std::string& message) {
+inline std::string verdict_line(bool passed, const std::string& message, const char* flag) {
+    std::string flags = flag == nullptr ? "" : std::string(", \"flags\": [\"") + flag + "\"]";
     return std::string("\n@@referee-verdict@@ {\"passed\": ") + (passed ? "true" : "false") +
-           ", \"message\": " + json_text(message.substr(0, 2000)) + "}\n";
+           ", \"message\": " + json_text(message.substr(0, 2000)) + flags + "}\n";
 }
 
 inline void write_all(const std::string& text) {
@@ -373,9 +374,10 @@ inline void write_all(const std::string& text) {
 }
 
 // Say how the test ended and end the process (the test's own output first).
-[[noreturn]] inline void conclude(bool passed, const std::string& message) {
+[[noreturn]] inline void conclude(bool passed, const std::string& message,
+                                  const char* flag = nullptr) {
     flush_output();
-    write_all(verdict_line(passed, message));
+    write_all(verdict_line(passed, message, flag));
     ::_exit(0);
 }
 
@@ -449,6 +451,15 @@ inline int run_test(int (*test_main)(int, char**), int argc, char** argv) {
 
 [[noreturn]] inline void assertion_failed(const char* what) {
     conclude(false, std::string("Assertion failed: ") + what);
+}
+
+// The program's function `name` stands in for a standard library function the test
+// may call by the same name (its stub would win overload resolution).
+[[noreturn]] inline void shadows_library(const char* name) {
+    conclude(false,
+             std::string("the program's ") + name +
+                 " competes with the standard library's for the test's calls",
+             "shadows_library");
 }
 
 }  // namespace referee_boundary

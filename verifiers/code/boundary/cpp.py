@@ -16,8 +16,18 @@ only types made of the standard library's value types (numbers, ``bool``, ``char
 taken: the words are checked one by one, so no text of the program but those type names
 reaches the test's side. ``typedef``, ``using`` and ``#define`` aliases of such types
 are read through. A function the test uses whose signature holds anything else (a
-pointer, a type of the program's, a template) is `Unsupported`: the program scores 0
+pointer, a type of the program's, a template) is `Refused`: the program scores 0
 (flag ``unsupported_signature``), it is never run with the test in its process.
+
+A stub must not stand in for a library function the test calls: a program's ``int
+max(int, int)`` would win over ``std::max`` in the test's own ``max(a, b)``. So the
+test's side asks the compiler, after the test and all its includes, whether the
+standard library has a function of that name callable with the stub's parameter types
+(`_PROBE`); if so, the test does not run and the program scores 0 (flag
+``shadows_library``). The stubs live in a namespace of their own, brought to the test
+by using-declarations, so one with the name and parameters of a C library function in
+the global namespace (``fabs``) does not compile either: it would otherwise be that
+function's definition, for the whole test.
 """
 
 from __future__ import annotations
@@ -56,15 +66,31 @@ _ALIAS = (
 )
 _DEFINE_ALIAS = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+)$")
 _USING = re.compile(r"\busing\s+namespace\s+std\s*;|\busing\s+std::\s*([A-Za-z_]\w*)\s*;")
+_UNSUPPORTED = "unsupported_signature"
+_NAMESPACE = "referee_program"
+_PROBE = "referee_probe"
 _MAX_ALIAS_DEPTH = 8
 _SCOPE = re.compile(r"\s*::\s*")
-_BASE_HEADERS = ("cmath", "algorithm", "numeric", "climits", "cassert")
+_BASE_HEADERS = (
+    "cmath",
+    "cstdlib",
+    "cstring",
+    "cctype",
+    "algorithm",
+    "numeric",
+    "climits",
+    "cassert",
+)
 """What the test's side includes besides the program's headers and `boundary.hpp`."""
 
 
-class Unsupported(ValueError):
-    """A function the test uses has a signature that cannot cross (the message says
-    which and why)."""
+class Refused(ValueError):
+    """A function the test uses cannot be called from the test's sandbox: ``flag`` says
+    why (``unsupported_signature``, ``shadows_library``), the message which."""
+
+    def __init__(self, flag: str, message: str) -> None:
+        super().__init__(message)
+        self.flag = flag
 
 
 @dataclass(frozen=True)
@@ -84,7 +110,7 @@ class Signature:
 def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
     """The definitions in ``code`` at file scope of the functions ``test`` names and
     neither it nor ``setup`` defines, in source order (overloads each once). Raises
-    `Unsupported` for one whose types cannot cross."""
+    `Refused` for one whose types cannot cross or whose name is a library function's."""
     shadow = _shadow(code)
     used = set(_WORD.findall(_shadow(test))) - _defined(_shadow(setup + "\n" + test))
     aliases = _aliases(code, shadow)
@@ -99,12 +125,12 @@ def _signature(definition: _Definition, aliases: dict[str, str]) -> Signature:
     name = definition.name
     returns = _resolved(_SPECIFIERS.sub("", definition.returns.strip()), aliases)
     if returns is None or not _plain(returns, result=True):
-        raise Unsupported(f"{name}: its return type {definition.returns.strip()!r}")
+        raise Refused(_UNSUPPORTED, f"{name}: its return type {definition.returns.strip()!r}")
     params = []
     for given in _params(definition.params, name):
         param = _resolved(given, aliases)
         if param is None or not _plain(param, result=False):
-            raise Unsupported(f"{name}: a parameter of type {given!r}")
+            raise Refused(_UNSUPPORTED, f"{name}: a parameter of type {given!r}")
         params.append(param)
     return Signature(name, returns, tuple(params))
 
@@ -142,11 +168,14 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
     ``exported`` function, then ``test`` with our ``assert`` and its ``main`` run by
     ``run_test``, which prints the verdict."""
     stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
+    names = "".join(f"using {_NAMESPACE}::{n};\n" for n in dict.fromkeys(s.name for s in exported))
+    stubs = f"namespace {_NAMESPACE} {{\n{stubs}}}\n{names}"
     base = "".join(f"#include <{name}>\n" for name in _BASE_HEADERS)
+    probe = _probe(exported)
     source = (
         f'{base}{_includes(code)}#include "{HEADER}"\n{_usings(code)}{setup}\n{stubs}'
-        f"{_ASSERTS}{native.rename_main(test, TEST_MAIN)}\n"
-        f"int main(int argc, char **argv) {{\n{_FLUSH_COUT}"
+        f"{_ASSERTS}{native.rename_main(test, TEST_MAIN)}\n{probe}"
+        f"int main(int argc, char **argv) {{\n{_FLUSH_COUT}{_probed(exported)}"
         "    return referee_boundary::run_test(\n"
         f"        reinterpret_cast<int (*)(int, char **)>(&{TEST_MAIN}), argc, argv);\n}}\n"
     )
@@ -176,6 +205,30 @@ def _stub(index: int, signature: Signature) -> str:
         f"    return referee_boundary::call<{signature.returns}{types}>(\n"
         f'        {index}u, "{signature.name}"{args});\n}}\n'
     )
+
+
+def _probe(exported: list[Signature]) -> str:
+    """The namespace `_probed` looks names up in: ``std``'s, else a fallback of ours
+    (qualified lookup there sees those two, never the global stubs)."""
+    fallbacks = "".join(f"absent {n}(...);\n" for n in dict.fromkeys(s.name for s in exported))
+    return (
+        f"namespace {_PROBE} {{\nnamespace fallback {{\nstruct absent {{}};\n{fallbacks}}}\n"
+        "namespace look {\nusing namespace std;\nusing namespace fallback;\n}\n}\n"
+    )
+
+
+def _probed(exported: list[Signature]) -> str:
+    """Statements ending the test, flagged ``shadows_library``, when ``std`` has a
+    function of an exported name callable with that signature's parameter types."""
+    checks = []
+    for s in exported:
+        args = ", ".join(f"std::declval<{t}>()" for t in s.params)
+        call = f"{_PROBE}::look::{s.name}({args})"
+        checks.append(
+            f"    if (!std::is_same_v<decltype({call}), {_PROBE}::fallback::absent>)\n"
+            f'        referee_boundary::shadows_library("{s.name}");\n'
+        )
+    return "".join(checks)
 
 
 _ASSERTS = (
@@ -256,7 +309,7 @@ def _params(text: str, name: str) -> list[str]:
     types = []
     for part in parts:
         if "=" in part:
-            raise Unsupported(f"{name}: a parameter with a default value")
+            raise Refused(_UNSUPPORTED, f"{name}: a parameter with a default value")
         types.append(_unnamed(part))
     return types
 
