@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from referee.verifiers import Result, Status
-from referee.verifiers.code.boundary.cpp import Refused, Signature, signatures
+from referee.verifiers.code.boundary.cpp import Refused, Signature, signatures, tester
 from tests.verifiers.code.conftest import ScoreMany, code_item
 
 S = Signature
@@ -94,6 +94,20 @@ def test_unsupported_signatures_are_refused(code: str, why: str) -> None:
     with pytest.raises(Refused, match="f") as refused:
         signatures(code, "f(1)")
     assert refused.value.flag == "unsupported_signature"
+
+
+def test_the_tests_side_gets_the_programs_standard_includes_only() -> None:
+    """The test was written after the program's includes, which it may rely on; any other
+    header could define a macro the test compares through."""
+    code = (
+        '#include <vector>\n#include "mine.h"\n  #  include <zlib.h>\n#include <bits/stdc++.h>\n'
+        "#include <sys/param.h>\nusing namespace std;\nusing std::string;\nusing std::cout;\n"
+    )
+    source = tester(code, "", "int main() {}", []).source
+    assert "#include <vector>\n" in source and "#include <bits/stdc++.h>\n" in source
+    assert "mine.h" not in source and "zlib" not in source and "param" not in source
+    assert "using namespace std;\n" in source and "using std::string;\n" in source
+    assert "using std::cout" not in source
 
 
 def _score(score_many: ScoreMany, code: str, test: str) -> Result:
