@@ -707,7 +707,8 @@ def _case_command(
 ) -> Command:
     """The command running one case. ``hosting`` (a program hosting its test): what
     goes on stdin ahead of the case's input (`_host_test`); the run also gets no
-    ``/proc``, through which it could read its own memory, where the test is."""
+    ``/proc``, through which it could read its own memory, where the test is, and can
+    write no file it could load as code to the same end."""
     memory = limits.memory_mb + lang.overhead_mb
     env = dict(lang.env)
     if hosting is not None:
@@ -720,6 +721,7 @@ def _case_command(
         env=env,
         stdin=(hosting or b"") + case.stdin.encode(),
         proc=hosting is None,
+        scratch=hosting is None,
         files={**{k: v.encode() for k, v in case.files.items()}, **case.data_files},
         wall_s=limits.wall_s,
         cpu_s=limits.cpu_s,

@@ -71,6 +71,10 @@ class Command:
     proc: bool = True
     """False: the command sees no ``/proc`` (no ``/proc/self/mem`` to read its own
     memory through); only for programs that need none (`Program.hosts_test`)."""
+    scratch: bool = True
+    """False: the command writes no file (``/work``, ``/tmp`` and ``/dev/shm`` are
+    read-only): a file it wrote could be loaded as code (Java's ``System.load``, a Go
+    plugin) that reads its memory, where the test is (`Program.hosts_test`)."""
 
 
 @dataclass

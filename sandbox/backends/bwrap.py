@@ -204,6 +204,8 @@ class BwrapBackend:
             args += ["--perms", "0777", "--dir", f"{WORK}/{directory}"]
         for name, fd in fds.items():
             args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{name}"]
+        if not command.scratch:  # after the case's files are in place
+            args += ["--remount-ro", WORK, "--remount-ro", "/dev/shm"]
         # The root itself is bwrap's scratch tmpfs: make it read-only like the rest.
         args += ["--remount-ro", "/", "--chdir", BOX if command.cwd_is_box else WORK]
         if filter_fd is not None:

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from referee.verifiers import Result, Status
-from referee.verifiers.code.boundary.cpp import Refused, Signature, signatures, tester
+from referee.verifiers.code.boundary import cpp
+from referee.verifiers.code.boundary.cpp import Refused, Signature, signatures
 from tests.verifiers.code.conftest import ScoreMany, code_item
 
 S = Signature
@@ -103,7 +104,7 @@ def test_the_tests_side_gets_the_programs_standard_includes_only() -> None:
         '#include <vector>\n#include "mine.h"\n  #  include <zlib.h>\n#include <bits/stdc++.h>\n'
         "#include <sys/param.h>\nusing namespace std;\nusing std::string;\nusing std::cout;\n"
     )
-    source = tester(code, "", "int main() {}", []).source
+    source = cpp.tester(code, "", "int main() {}", []).source
     assert "#include <vector>\n" in source and "#include <bits/stdc++.h>\n" in source
     assert "mine.h" not in source and "zlib" not in source and "param" not in source
     assert "using namespace std;\n" in source and "using std::string;\n" in source
