@@ -134,6 +134,16 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "passed",
         "",
     ),
+    (  # a variant crosses as the alternative it holds
+        PRELUDE + "variant<long, string> f(variant<long, float, string> v) {\n"
+        '  if (holds_alternative<string>(v)) return get<string>(v) + "!";\n'
+        "  return (long)holds_alternative<float>(v);\n}\n",
+        'int main() {\n  assert(get<string>(f(string("a"))) == "a!");\n'
+        "  assert(get<long>(f(2.5f)) == 1 && get<long>(f(3L)) == 0);\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
     (  # one process serves every call: its state carries over, as in one program
         "int count() { static int n = 0; return ++n; }",
         "int main() { count(); count(); assert(count() == 3); }",

@@ -98,9 +98,12 @@ template <class T>
 struct Tuple
     : std::bool_constant<TupleLike<T>::value && !Sized<T>::value && !Pair<T>::value> {};
 template <class T> struct Unsupported : std::false_type {};
+template <class T> struct Variant : std::false_type {};  // see the end: <variant> is optional
 
 template <class T> void put(Writer& out, const T& value);
 template <class T> void get(Reader& in, T& value);
+template <class T> void put_variant(Writer& out, const T& value);
+template <class T> void get_variant(Reader& in, T& value);
 
 template <class T> void put_count(Writer& out, const T& items) {
     std::uint64_t n = static_cast<std::uint64_t>(std::distance(items.begin(), items.end()));
@@ -137,6 +140,8 @@ template <class T> void put(Writer& out, const T& value) {
         unsigned char members = std::tuple_size_v<T>;  // an empty tuple still takes a byte
         out.raw(&members, 1);
         std::apply([&](const auto&... member) { (put(out, member), ...); }, value);
+    } else if constexpr (Variant<T>::value) {
+        put_variant(out, value);
     } else {
         static_assert(Unsupported<T>::value, "referee: this type cannot cross the boundary");
     }
@@ -216,10 +221,43 @@ template <class T> void get(Reader& in, T& value) {
         in.raw(&members, 1);
         if (members != std::tuple_size_v<T>) throw Broken{"a tuple of another size"};
         std::apply([&](auto&... member) { (get(in, member), ...); }, value);
+    } else if constexpr (Variant<T>::value) {
+        get_variant(in, value);
     } else {
         static_assert(Unsupported<T>::value, "referee: this type cannot cross the boundary");
     }
 }
+
+#ifdef _GLIBCXX_VARIANT
+// std::variant, where the code before included <variant> (libstdc++'s guard): the index
+// of the alternative it holds, then that alternative.
+template <class... P> struct Variant<std::variant<P...>> : std::true_type {};
+
+template <class T> void put_variant(Writer& out, const T& value) {
+    if (value.valueless_by_exception()) throw Broken{"a variant without a value"};
+    std::uint64_t index = value.index();
+    out.raw(&index, sizeof index);
+    std::visit([&](const auto& item) { put(out, item); }, value);
+}
+
+template <class T, std::size_t I = 0>
+void get_alternative(Reader& in, T& value, std::uint64_t index) {
+    if constexpr (I < std::variant_size_v<T>) {
+        if (index != I) return get_alternative<T, I + 1>(in, value, index);
+        std::variant_alternative_t<I, T> item{};
+        get(in, item);
+        value.template emplace<I>(std::move(item));
+    } else {
+        throw Broken{"a variant alternative out of range"};
+    }
+}
+
+template <class T> void get_variant(Reader& in, T& value) {
+    std::uint64_t index = 0;
+    in.raw(&index, sizeof index);
+    get_alternative(in, value, index);
+}
+#endif
 
 // Set by the code after the program or the test when it included <iostream>.
 inline void (*flush_streams)() = nullptr;

@@ -12,12 +12,13 @@ program's code, the program's never the test's.
 
 A stub needs the function's signature. It is read from the program's definition, and
 only types made of the standard library's value types (numbers, ``bool``, ``char``,
-``string``, the containers, ``optional``, ``pair``, ``tuple``; see `TYPE_WORDS`) are
-taken: the words are checked one by one, so no text of the program but those type names
-reaches the test's side. ``typedef``, ``using`` and ``#define`` aliases of such types
-are read through. A function the test uses whose signature holds anything else (a
-pointer, a type of the program's, a template) is `Refused`: the program scores 0
-(flag ``unsupported_signature``), it is never run with the test in its process.
+``string``, the containers, ``optional``, ``pair``, ``tuple``, ``variant``; see
+`TYPE_WORDS`) are taken: the words are checked one by one, so no text of the program
+but those type names reaches the test's side. ``typedef``, ``using`` and ``#define``
+aliases of such types are read through. A function the test uses whose signature
+holds anything else (a pointer, a type of the program's, a template, ``std::any``) is
+`Refused`: the program scores 0 (flag ``unsupported_signature``); it is never run with
+the test in its process.
 
 A stub must not stand in for a library function the test calls: a program's ``int
 max(int, int)`` would win over ``std::max`` in the test's own ``max(a, b)``. So the
@@ -48,7 +49,7 @@ TYPE_WORDS = frozenset(
         "float", "double", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
         "uint16_t", "uint32_t", "uint64_t", "string", "vector", "deque", "list", "array",
         "set", "multiset", "unordered_set", "unordered_multiset", "map", "multimap",
-        "unordered_map", "unordered_multimap", "optional", "pair", "tuple",
+        "unordered_map", "unordered_multimap", "optional", "pair", "tuple", "variant",
     }
 )  # fmt: skip
 """The words a signature's types may hold (`boundary.hpp` carries exactly these)."""
