@@ -3,6 +3,7 @@ signatures read from the program, the values that cross, and every way a call ca
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -95,6 +96,29 @@ def test_unsupported_signatures_are_refused(code: str, why: str) -> None:
     with pytest.raises(Refused, match="f") as refused:
         signatures(code, "f(1)")
     assert refused.value.flag == "unsupported_signature"
+
+
+ADVERSARIAL = {  # each took minutes, or a scan per parenthesis, before one pass
+    "unclosed calls": "a(" * 50_000,
+    "calls without a statement's end": "a(b) " * 50_000,
+    "trailing arrows": "int f() ->" * 30_000,
+    "typedefs without an end": "typedef x " * 30_000,
+    "usings without an end": "using x = y " * 30_000,
+    "a name of 200,000 letters": "int f(int " + "a" * 200_000 + ") {}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_reading_signatures_takes_one_pass(name: str) -> None:
+    start = time.perf_counter()
+    signatures(ADVERSARIAL[name], "f(1); a(1)")
+    assert time.perf_counter() - start < 5.0
+
+
+def test_aliases_that_grow_a_type_geometrically_are_refused() -> None:
+    bomb = "".join(f"typedef std::tuple<T{i}, T{i}, T{i}, T{i}> T{i + 1};\n" for i in range(8))
+    with pytest.raises(Refused, match="T8"):
+        signatures(f"typedef int T0;\n{bomb}T8 f(int x) {{}}", "f(1)")
 
 
 def test_the_tests_side_gets_the_programs_standard_includes_only() -> None:

@@ -33,6 +33,7 @@ function's definition, for the whole test.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -78,10 +79,10 @@ _DIRECTIVE = re.compile(r"(?m)^[ \t]*(?:#|%:)(?:[^\n]*\\\n)*[^\n]*")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _TYPE_TEXT = re.compile(r"[\w\s<>,:&]*")
 _SPECIFIERS = re.compile(r"^(?:(?:static|inline|constexpr|extern)\s+)*")
-_BODY_AFTER = re.compile(r"\s*(?:(?:const|noexcept|override|final|try)\s*)*(?:->[^;{}]*)?\{")
+_BODY_AFTER = re.compile(r"\s*(?:(?:const|noexcept|override|final|try)\s*)*(?:->[^;{}]{0,256})?\{")
 _ALIAS = (
-    re.compile(r"\btypedef\s+([^;{}()]+?)\s+([A-Za-z_]\w*)\s*;"),
-    re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]+?)\s*;"),
+    re.compile(r"\btypedef\s+([^;{}()]{1,256}?)\s+([A-Za-z_]\w*)\s*;"),
+    re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]{1,256}?)\s*;"),
 )
 _DEFINE_ALIAS = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+)$")
 _USING = re.compile(r"\busing\s+namespace\s+std\s*;|\busing\s+std::\s*([A-Za-z_]\w*)\s*;")
@@ -89,6 +90,7 @@ _UNSUPPORTED = "unsupported_signature"
 _NAMESPACE = "referee_program"
 _PROBE = "referee_probe"
 _MAX_ALIAS_DEPTH = 8
+_MAX_TYPE_CHARS = 2048
 _SCOPE = re.compile(r"\s*::\s*")
 _BASE_HEADERS = (
     "cmath",
@@ -285,32 +287,39 @@ class _Definition:
 
 def _definitions(shadow: str) -> list[_Definition]:
     """Every function ``shadow`` defines at file scope: a name and a parenthesis at
-    depth 0, a body after them."""
+    depth 0, a body after them. One pass (a response is untrusted text: no scan here
+    may go back over it for every parenthesis)."""
     depths = identifiers.brace_depths(shadow)
+    closes = _closing_parentheses(shadow)
+    bounds = [i for i, char in enumerate(shadow) if char in ";{}"]
     found = []
-    for call in re.finditer(r"([A-Za-z_]\w*)\s*\(", shadow):
+    for call in _NAMED_PARENTHESIS.finditer(shadow):
         if depths[call.start()] != 0 or call.group(1) in _NOT_FUNCTIONS:
             continue
-        close = _closing(shadow, call.end() - 1)
+        close = closes.get(call.end() - 1, -1)
         if close < 0 or not _BODY_AFTER.match(shadow, close + 1):
             continue
-        start = max(shadow.rfind(c, 0, call.start()) for c in ";{}") + 1
+        before = bisect.bisect_left(bounds, call.start())
+        start = bounds[before - 1] + 1 if before else 0
         returns, params = shadow[start : call.start()], shadow[call.end() : close]
         found.append(_Definition(call.group(1), returns, params))
     return found
 
 
+_NAMED_PARENTHESIS = re.compile(r"(?<!\w)([A-Za-z_]\w*)\s*\(")  # at a word's start only
 _NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof"})
 
 
-def _closing(text: str, open_at: int) -> int:
-    """Where the parenthesis at ``open_at`` closes (-1: never)."""
-    depth = 0
-    for i in range(open_at, len(text)):
-        depth += (text[i] == "(") - (text[i] == ")")
-        if depth == 0:
-            return i
-    return -1
+def _closing_parentheses(text: str) -> dict[int, int]:
+    """Where each parenthesis of ``text`` that closes is closed, by where it opens."""
+    closes: dict[int, int] = {}
+    opened: list[int] = []
+    for i, char in enumerate(text):
+        if char == "(":
+            opened.append(i)
+        elif char == ")" and opened:
+            closes[opened.pop()] = i
+    return closes
 
 
 def _params(text: str, name: str) -> list[str]:
@@ -337,15 +346,25 @@ def _unnamed(param: str) -> str:
     """A parameter's type: its text without the name at its end, if it has one. The
     last word is a name unless it is all there is or it and the word before it make one
     builtin type (``long long``, ``unsigned int``, ``const char``)."""
-    last = re.search(r"([A-Za-z_]\w*)$", param)
-    if last is None:
+    before, last = _last_word(param)
+    if not last:
         return param
-    before = param[: last.start()].rstrip()
-    previous = re.search(r"([A-Za-z_]\w*)$", before)
-    joined = previous is not None and previous.group(1) in _COMBINING | {"const"}
-    if not before or (last.group(1) in _COMBINING and joined):
+    before = before.rstrip()
+    previous = _last_word(before)[1]
+    if not before or (last in _COMBINING and previous in _COMBINING | {"const"}):
         return param
     return before
+
+
+def _last_word(text: str) -> tuple[str, str]:
+    """``text`` split before the word it ends with ("" if it ends otherwise)."""
+    start = len(text)
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    word = text[start:]
+    if not word or word[0].isdigit():
+        return text, ""
+    return text[:start], word
 
 
 _COMBINING = frozenset(
@@ -393,6 +412,8 @@ def _aliases(code: str, shadow: str) -> dict[str, str]:
 def _resolved(text: str, aliases: dict[str, str]) -> str | None:
     """``text`` with the program's aliases read through (None: they never end)."""
     for _ in range(_MAX_ALIAS_DEPTH):
+        if len(text) > _MAX_TYPE_CHARS:  # aliases of aliases grow a type geometrically
+            return None
         if not set(_WORD.findall(text)) & aliases.keys() - TYPE_WORDS:
             return _SCOPE.sub("::", " ".join(text.split()))
         text = _WORD.sub(lambda w: _alias(w.group(), aliases), text)
