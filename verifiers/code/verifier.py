@@ -244,12 +244,12 @@ class CodeVerifier(ItemVerifier[CodeParams]):
     def _sandbox_run(
         self, plan: Plan, cases: list[Case], limits: Limits, deadline: float | None
     ) -> RunReport:
+        if deadline is not None:
+            # The builds must end by the latest start too: one that runs on (a C++
+            # constexpr loop compiles for minutes) would otherwise time the item out.
+            build_s = min(limits.compile_wall_s, max(deadline - time.monotonic(), 0.1))
+            limits = limits.model_copy(update={"compile_wall_s": build_s})
         if plan.tester is None:
-            if deadline is not None:
-                # The build must end by the latest start too: one that runs on (a C++
-                # constexpr loop compiles for minutes) would otherwise time the item out.
-                build_s = min(limits.compile_wall_s, max(deadline - time.monotonic(), 0.1))
-                limits = limits.model_copy(update={"compile_wall_s": build_s})
             return self.sandbox.run(plan.program, cases, limits, deadline)
         return self.sandbox.run_linked(plan.program, plan.tester, cases, limits, deadline)
 

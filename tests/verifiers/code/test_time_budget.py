@@ -110,6 +110,22 @@ def test_a_program_that_builds_for_minutes_fails_in_time(registry: Registry) -> 
 
 
 @pytest.mark.usefixtures("paced")
+def test_a_program_that_builds_for_minutes_fails_its_cpp_asserts_in_time(
+    registry: Registry,
+) -> None:
+    """C++ assert tests build the program and the test apart (two linked sandboxes):
+    the program's build is cut at the item's latest start as a lone program's is."""
+    program = BUILDS_FOR_MINUTES.replace("int main()", "int demo()")
+    test = {"test": "int main() { assert(f(0) == f(0)); }"}
+    item = code_item(fenced(program, "cpp"), test, time_limit_s=0.3, language="cpp")
+    start = time.monotonic()
+    [result] = score_items([item], registry)
+    assert time.monotonic() - start < ITEM_TIMEOUT_S
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+    assert result.details["flags"] == ["compile_timeout"]
+
+
+@pytest.mark.usefixtures("paced")
 def test_a_function_that_never_returns_fails_its_linked_asserts_in_time(
     registry: Registry,
 ) -> None:
