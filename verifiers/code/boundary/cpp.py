@@ -131,7 +131,8 @@ class Signature:
 def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
     """The definitions in ``code`` at file scope of the functions ``test`` names and
     neither it nor ``setup`` defines, in source order (overloads each once). Raises
-    `Refused` for one whose types cannot cross or whose name is a library function's."""
+    `Refused` for one whose types cannot cross (one that would stand in for a library
+    function is found by the test's side, `_probed`)."""
     shadow = _shadow(code)
     used = set(_WORD.findall(_shadow(test))) - _defined(_shadow(setup + "\n" + test))
     aliases = _aliases(code, shadow)
