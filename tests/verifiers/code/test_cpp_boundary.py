@@ -206,6 +206,14 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "wrong_answer",
         "the program ended during a call to f",
     ),
+    (  # one that ends before it serves (a static initialiser): the test's call to a
+        # closed channel fails it (SIGPIPE once ended the test without a verdict: `error`)
+        "#include <cstdlib>\nstruct S { S() { std::exit(0); } } s;\nint f(int x) { return x; }",
+        "int main() { assert(f(1) == 1); }",
+        0.0,
+        "wrong_answer",
+        "the program ended during a call to f",
+    ),
     (  # a program that crashes during a call
         "int f(int x) { return *(volatile int *)0; }",
         "int main() { assert(f(1) == 1); }",
