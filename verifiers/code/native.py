@@ -153,10 +153,9 @@ def overridden(code: str, test: str = "") -> list[str]:
     the library's: a definition outside any class or function named like a C library
     function tests compare through (`COMPARED_THROUGH`), or like a function the test
     defines. The program's is the one called: a C ``strcmp`` is the one linked, for the
-    test's calls and the library's own (``std::string``'s ``==`` calls ``memcmp``), and
-    a C++ overload that is a better match wins (``issame(vector<int>,
-    initializer_list<int>)`` for the test's braced lists, ``fabs(Half)`` for a result of
-    the program's own type); one finding every pair equal made every assertion hold."""
+    test's calls and the library's own; one finding every pair equal made every
+    assertion hold. Used for C, whose tests run in the program's process (C++ tests run
+    apart, and `boundary.cpp` finds stand-ins by compiling)."""
     names = COMPARED_THROUGH | (set(_functions(test)) - {"main"})
     found = [name for name in _functions(code) if name in names]
     return list(dict.fromkeys([*found, *_macro_made(code, names)]))
