@@ -87,17 +87,23 @@ def test_a_response_that_makes_the_grader_loop_scores_its_floor_in_time(
     assert _graded(registry, LOOPS, ANSWER, "fine", {"timeout_s": 1}).reward == 0.5
 
 
-def test_a_grader_looping_at_its_default_limit_is_placed_in_time(
-    registry: Registry, item_timeout: None
-) -> None:
+def test_a_grader_looping_at_its_default_limit_is_placed_in_time(registry: Registry) -> None:
     """At the default ``timeout_s`` (10 s, past the item timeout) the first run is cut
     to 0.56 of the item timeout, leaving a probe the rest of 0.8 of it: the loop scores
-    the floor. It was ``timeout`` (the first run took all 0.8 of it), masked by trainers."""
-    start = time.monotonic()
-    result = _graded(registry, LOOPS, ANSWER, "please loop", {})
+    the floor. It was ``timeout`` (the first run took all 0.8 of it), masked by trainers.
+
+    The item timeout is longer here than elsewhere: at 3 s the probe's 0.72 s, less the
+    first run's kill and clean-up, fell under `MIN_RERUN_S` on a loaded CI machine."""
+    token = item_timeout_s.set(PLACED_ITEM_TIMEOUT_S)
+    try:
+        start = time.monotonic()
+        result = _graded(registry, LOOPS, ANSWER, "please loop", {})
+        elapsed = time.monotonic() - start
+    finally:
+        item_timeout_s.reset(token)
     assert (result.status, result.reward) == (Status.OK, 0.0), result.error
     assert result.details["flags"] == ["grader_timeout"]
-    assert time.monotonic() - start < ITEM_TIMEOUT_S
+    assert elapsed < PLACED_ITEM_TIMEOUT_S
 
 
 def test_a_grader_slow_on_every_sample_times_out(registry: Registry, item_timeout: None) -> None:
@@ -127,6 +133,7 @@ def test_the_grader_prints_freely_around_its_score(registry: Registry) -> None:
 
 
 ITEM_TIMEOUT_S = 3.0
+PLACED_ITEM_TIMEOUT_S = 6.0
 
 
 @pytest.fixture
