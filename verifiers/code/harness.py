@@ -6,8 +6,9 @@
   `RESULT_MARK`, as plain JSON; a result that is not plain data (a class instance, a
   subclass of a plain type) is reported as such instead (`UNSUPPORTED_MARK`), never
   converted. The host compares the values: the expected ones never enter the sandbox.
-- assert (Python, JavaScript, bash, C++): the test code runs in a *second* sandbox, linked
-  to the program's by a channel (`verifiers.code.boundary`, `boundary.cpp`): the program
+- assert (Python, JavaScript, bash, C, C++): the test code runs in a *second* sandbox,
+  linked to the program's by a channel (`verifiers.code.boundary`, `boundary.c`,
+  `boundary.cpp`): the program
   never holds the tests, their expected values or the assertion machinery, and only
   plain values come back.
 - assert (other languages): the test is appended to the program and runs in its process
@@ -22,10 +23,13 @@ from dataclasses import dataclass
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, inprocess, java_source, js_source, kotlin_source
-from referee.verifiers.code.boundary import assembly, cpp
+from referee.verifiers.code.boundary import assembly, c, cpp
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
 
+_SPLIT = frozenset({"c", "cpp"})
+"""Compiled languages whose one assert test runs in a sandbox of its own
+(`boundary.c`, `boundary.cpp`)."""
 RESULT_MARK = "@@referee-result@@ "
 UNSUPPORTED_MARK = "@@referee-unsupported@@ "
 
@@ -89,8 +93,8 @@ class Plan:
 
 def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
     """The plan for ``suite`` and the candidate's ``code``; ``proof`` (random, per item)
-    is what in-process tests show when they complete. Raises `cpp.Refused` for a C++
-    program whose functions the test cannot call from its own sandbox."""
+    is what in-process tests show when they complete. Raises `declarations.Refused` for
+    a C or C++ program whose functions the test cannot call from its own sandbox."""
     check_supported(suite, language)
     if suite.kind == "stdio":
         cases = [Case(stdin=c.stdin) for c in suite.cases]
@@ -101,7 +105,13 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         exported = cpp.signatures(code, test, suite.setup)
         program = cpp.program(code, suite.setup, exported)
         tester = cpp.tester(code, suite.setup, test, exported)
-        return Plan(program, [cpp.tester_case()], tester=tester)
+        return Plan(program, [Case()], tester=tester)
+    if language == "c":
+        code, test = inprocess.finished(code, suite.test)
+        functions = c.signatures(code, test, suite.setup)
+        program = c.program(code, suite.setup, functions)
+        tester = c.tester(code, suite.setup, test, functions)
+        return Plan(program, [Case()], tester=tester)
     if language not in assembly.LINKED_LANGUAGES:
         program = inprocess.program(language, suite.setup, code, suite.test, proof)
         return Plan(program, [inprocess.case(language, proof)], completion=proof)
@@ -150,8 +160,8 @@ def check_supported(suite: Suite, language: str) -> None:
             f"reference: test lists need params.language python3 or javascript, not "
             f"{language}; for {language} give one test appended to the program",
         )
-    if language != "cpp":  # C++ runs its one test in a second sandbox (`boundary.cpp`)
-        inprocess.check_language(language, {*assembly.LINKED_LANGUAGES, "cpp"})
+    if language not in _SPLIT:  # C and C++ run their one test in a second sandbox
+        inprocess.check_language(language, {*assembly.LINKED_LANGUAGES, *_SPLIT})
 
 
 def returned_value(stdout: str) -> tuple[bool, object, str | None]:

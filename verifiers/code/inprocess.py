@@ -5,15 +5,12 @@ runs in its process, so this module hardens that run as far as one process allow
   random name that says nothing of the proof) and called from a ``main`` of ours that,
   once it returned and no assertion failed, prints a line holding a random 64-bit nonce
   and exits with a random status; any other ending, an early ``exit(0)`` or a guessed
-  status included, is not a pass. C, Go and Rust have both compiled into the binary
+  status included, is not a pass. Go and Rust have both compiled into the binary
   (the sources are gone from the sandbox before the program runs; no name or string in
   it holds them); Java's launcher reads them from standard input, before any of the
   program's code runs, into locals no reflection reaches.
 - **No second process** (``Limits.spawn``): a fork could try guesses against the test.
-- **Assertions the program cannot switch off**: C gets ``#undef NDEBUG`` and an
-  ``assert`` of ours, placed after the program's code, that counts failures and traps
-  (``__builtin_trap``, not a libc function a program could replace; ``__assert_fail``
-  too, for tests that include ``<assert.h>``); Rust gets its ``assert!`` family
+- **Assertions the program cannot switch off**: Rust gets its ``assert!`` family
   re-bound to ``std``'s; Java runs with ``-ea`` and assertion failures made fatal
   (``Program.hosts_test``), so a test called again by reflection cannot be caught, and
   its test's ``main`` ends the VM when it is entered a second time, for tests that fail
@@ -26,16 +23,14 @@ runs in its process, so this module hardens that run as far as one process allow
   ``custom_eq``, since the appended test would compare through it; Go and Rust programs
   with unsafe code (with which they could call the test by address and recover from its
   panic) score 0 with flag ``unsafe_code``; a program standing in for a library function
-  or type its test would use (a C ``strcmp`` or a function named like the test's own, a
-  Java ``Arrays``, a Go ``panic``, a Rust ``String``) scores 0 with flag
+  or type its test would use (a Java ``Arrays``, a Go ``panic``, a Rust ``String``)
+  scores 0 with flag
   ``shadows_library``.
 
-What one process cannot prevent is stated in docs/security.md: a C program may
-read its own memory through pointers, where the compiled test lives, and a Java program
-may reach the test's fields and methods by reflection. Results carry the flag
-``in_process_tests``.
-Python, JavaScript, bash and C++ tests run in a second sandbox instead
-(`verifiers.code.boundary`) and are not affected.
+What one process cannot prevent is stated in docs/security.md: a Java program may reach
+the test's fields and methods by reflection. Results carry the flag
+``in_process_tests``. Python, JavaScript, bash, C and C++ tests run in a second sandbox
+instead (`verifiers.code.boundary`) and are not affected.
 """
 
 from __future__ import annotations
@@ -46,7 +41,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program, toolchains
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import go_source, identifiers, java_source, native, rust_source
+from referee.verifiers.code import go_source, identifiers, java_source, rust_source
 from referee.verifiers.code.proof import MARK, Proof
 
 
@@ -205,10 +200,6 @@ def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
     inside = _JAVA_MAIN_CLASS.search(test) is None  # MultiPL-E's: in the program's class
     library = toolchains.java_library_types()
     return java_source.shadowing(code, test, setup, library, inside)
-
-
-def _native_overrides(code: str, test: str, setup: str) -> list[str]:
-    return native.overridden(code, test)
 
 
 def _go_shadowing(code: str, test: str, setup: str) -> list[str]:
@@ -377,7 +368,6 @@ def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
 
 
 _LANGUAGES: dict[str, _Rules] = {
-    "c": _Rules(native.build_c, None, shadows=_native_overrides),
     "java": _Rules(
         _java,
         re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\("),

@@ -31,7 +31,7 @@ from referee.verifiers.base import (
 )
 from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
-from referee.verifiers.code.boundary import cpp
+from referee.verifiers.code.boundary.declarations import Refused
 from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
@@ -143,7 +143,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
         try:
             plan = build_plan(suite, code, language, Proof.drawn())
-        except cpp.Refused as exc:
+        except Refused as exc:
             message = f"the test cannot call the program's function {exc}"
             return Outcome(0.0, details={**details, "flags": [exc.flag], "message": message})
         rules = Rules(

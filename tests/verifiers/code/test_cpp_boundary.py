@@ -10,7 +10,8 @@ import pytest
 
 from referee.verifiers import Result, Status
 from referee.verifiers.code.boundary import cpp
-from referee.verifiers.code.boundary.cpp import Refused, Signature, signatures
+from referee.verifiers.code.boundary.cpp import Signature, signatures
+from referee.verifiers.code.boundary.declarations import Refused
 from tests.verifiers.code.conftest import ScoreMany, code_item
 
 S = Signature

@@ -7,20 +7,18 @@ import re
 
 import pytest
 
-from referee.sandbox import Case, CaseStatus, Sandbox, SandboxSettings
+from referee.sandbox import Case, Sandbox, SandboxSettings
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code.inprocess import case, program, refusal
 from referee.verifiers.code.proof import FAILURE_STATUSES, MARK, PROOF_STATUSES, Proof
 
 TESTS = {
-    "c": "int main() {\n    assert(add(2, 3) == 5);\n}\n",
     "java": "public class Main {\n    public static void main(String[] a) {\n"
     "        assert new Solution().add(2, 3) == 5;\n    }\n}\n",
     "go": 'func main() {\n    if add(2, 3) != 5 { panic("fail") }\n}\n',
     "rust": "fn main() {\n    assert_eq!(add(2, 3), 5);\n}\n",
 }
 CODE = {
-    "c": "int add(int a, int b) { return a + b; }",
     "java": "class Solution { int add(int a, int b) { return a + b; } }",
     "go": "package main\nfunc add(a, b int) int { return a + b }",
     "rust": "fn add(a: i32, b: i32) -> i32 { a + b }",
@@ -98,29 +96,6 @@ def test_a_failed_rust_assertion_exits_with_a_failure_status() -> None:
     assert failed.exit_code in FAILURE_STATUSES, failed
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("include", ["", "#include <assert.h>\n"])
-def test_a_failed_assertion_ends_the_process_at_once(include: str) -> None:
-    """A trap could be caught: a program restoring its data and bss from a snapshot in
-    the handler tried the next answer (``snapshot_retry.c`` scored 1.0). A failed
-    assertion, ours or glibc's (a test including ``<assert.h>`` gets it back, and its
-    ``__assert_fail`` is ours), says so on stderr and ends the process by raw system
-    calls: exit status 1, no signal. A program defining ``__assert_fail`` does not build."""
-    test = include + TESTS["c"]
-    wrong = program("c", "", CODE["c"].replace("a + b", "a - b"), test, Proof.drawn())
-    override = (
-        "void __assert_fail(const char *a, const char *b, unsigned int c, const char *d) {}\n"
-        + CODE["c"].replace("a + b", "a - b")
-    )
-    defining = program("c", "", override, test, Proof.drawn())
-    with Sandbox(SandboxSettings()) as sandbox:
-        [failed] = sandbox.run(wrong, [Case()]).cases
-        refused = sandbox.run(defining, [Case()])
-    assert (failed.status, failed.exit_code) == (CaseStatus.RUNTIME_ERROR, 1), failed
-    assert "add(2, 3) == 5" in failed.stderr, failed
-    assert refused.compile is not None and refused.compile.status.value == "compile_error"
-
-
 def test_java_runs_as_a_test_host() -> None:
     """Java's launcher asks for the runtime's test-host options
     (`sandbox.Program.hosts_test`): a test called again by reflection cannot have its
@@ -163,7 +138,6 @@ REFUSALS = [
     ("rust", '#[no_mangle]\npub extern "C" fn add(a: i32, b: i32) -> i32 { a + b }', "unsafe_code"),
     ("rust", "fn is_unsafe_sum(a: i32) -> i32 { a } // unsafe in a comment", None),
     ("rust", "impl PartialEq for S { fn eq(&self, _: &S) -> bool { true } }", "custom_eq"),
-    ("c", "int add(int a, int b) { return *(&a) + b; }", None),
 ]
 
 
@@ -244,8 +218,6 @@ def test_java_classes_defined_from_stdin_keep_their_language() -> None:
 
 
 DEMO_MAINS = {
-    "c": "#include <stdio.h>\nint add(int a, int b) { return a + b; }\n"
-    'int main(void) { printf("%d\\n", add(1, 2)); return main == 0; }',
     "go": 'package main\nimport "fmt"\nfunc add(a, b int) int { return a + b }\n'
     "func main() { fmt.Println(add(1, 2)) }",
     "rust": 'fn add(a: i32, b: i32) -> i32 { a + b }\nfn main() { println!("{}", add(1, 2)); }',
@@ -273,10 +245,6 @@ def test_a_programs_own_main_is_renamed(language: str) -> None:
 # MultiPL-E's shape: the prompt opens a function (and for Java a class) that the
 # completion never closes; the test starts by closing it.
 MULTIPL_E = {
-    "c": (
-        "#include <assert.h>\nlong add(long x, long y) {\n    return x + y;\n",
-        "}\nint main() {\n    assert(add(0, 1) == 1);\n    assert(add(5, 7) == 12);\n}\n",
-    ),
     "rust": (
         "/// Add two numbers\nfn add(x: isize, y: isize) -> isize {\n    x + y\n",
         "}\n\nfn main() {\n    let candidate = add;\n    assert_eq!(candidate(0, 1), 1);\n"
@@ -294,8 +262,8 @@ MULTIPL_E = {
 @pytest.mark.slow
 @pytest.mark.parametrize("language", sorted(MULTIPL_E))
 def test_multipl_e_tests_close_what_the_prompt_opened(language: str) -> None:
-    """Once a compile error for every answer, right or wrong (C and C++: our launcher
-    landed inside the open function; Java: no `class Main`)."""
+    """Once a compile error for every answer, right or wrong (our launcher landed
+    inside the open function; Java: no `class Main`)."""
     proof = Proof.drawn()
     code, test = MULTIPL_E[language]
     right = program(language, "", code, test, proof)

@@ -33,13 +33,14 @@ function's definition, for the whole test.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 from importlib import resources
 
-from referee.sandbox import Case, Program
-from referee.verifiers.code import identifiers, native
+from referee.sandbox import Program
+from referee.verifiers.code import native
+from referee.verifiers.code.boundary import declarations
+from referee.verifiers.code.boundary.declarations import Refused
 
 HEADER = "referee_boundary.hpp"
 TEST_MAIN = "referee_test_main"
@@ -75,23 +76,11 @@ _HEADERS = frozenset(
 written after them); no other header of the system, which could define a macro the
 test would compare through."""
 _INCLUDE = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>\n]+)>")
-_DIRECTIVE = re.compile(r"(?m)^[ \t]*(?:#|%:)(?:[^\n]*\\\n)*[^\n]*")
-_WORD = re.compile(r"[A-Za-z_]\w*")
 _TYPE_TEXT = re.compile(r"[\w\s<>,:&]*")
-_SPECIFIERS = re.compile(r"^(?:(?:static|inline|constexpr|extern)\s+)*")
-_BODY_AFTER = re.compile(r"\s*(?:(?:const|noexcept|override|final|try)\s*)*(?:->[^;{}]{0,256})?\{")
-_ALIAS = (
-    re.compile(r"\btypedef\s+([^;{}()]{1,256}?)\s+([A-Za-z_]\w*)\s*;"),
-    re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}()]{1,256}?)\s*;"),
-)
-_DEFINE_ALIAS = re.compile(r"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+)$")
 _USING = re.compile(r"\busing\s+namespace\s+std\s*;|\busing\s+std::\s*([A-Za-z_]\w*)\s*;")
-_UNSUPPORTED = "unsupported_signature"
+_UNSUPPORTED = declarations.UNSUPPORTED
 _NAMESPACE = "referee_program"
 _PROBE = "referee_probe"
-_MAX_ALIAS_DEPTH = 8
-_MAX_TYPE_CHARS = 2048
-_SCOPE = re.compile(r"\s*::\s*")
 _BASE_HEADERS = (
     "cmath",
     "cstdlib",
@@ -103,15 +92,6 @@ _BASE_HEADERS = (
     "cassert",
 )
 """What the test's side includes besides the program's headers and `boundary.hpp`."""
-
-
-class Refused(ValueError):
-    """A function the test uses cannot be called from the test's sandbox: ``flag`` says
-    why (``unsupported_signature``, ``shadows_library``), the message which."""
-
-    def __init__(self, flag: str, message: str) -> None:
-        super().__init__(message)
-        self.flag = flag
 
 
 @dataclass(frozen=True)
@@ -133,24 +113,19 @@ def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
     neither it nor ``setup`` defines, in source order (overloads each once). Raises
     `Refused` for one whose types cannot cross (one that would stand in for a library
     function is found by the test's side, `_probed`)."""
-    shadow = _shadow(code)
-    used = set(_WORD.findall(_shadow(test))) - _defined(_shadow(setup + "\n" + test))
-    aliases = _aliases(code, shadow)
-    found: dict[Signature, None] = {}
-    for definition in _definitions(shadow):
-        if definition.name in used:
-            found[_signature(definition, aliases)] = None
-    return list(found)
+    found, aliases = declarations.used(code, test, setup)
+    return list(dict.fromkeys(_signature(definition, aliases) for definition in found))
 
 
-def _signature(definition: _Definition, aliases: dict[str, str]) -> Signature:
+def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> Signature:
     name = definition.name
-    returns = _resolved(_SPECIFIERS.sub("", definition.returns.strip()), aliases)
+    given = declarations.SPECIFIERS.sub("", definition.returns.strip())
+    returns = declarations.resolved(given, aliases, TYPE_WORDS)
     if returns is None or not _plain(returns, result=True):
         raise Refused(_UNSUPPORTED, f"{name}: its return type {definition.returns.strip()!r}")
     params = []
-    for given in _params(definition.params, name):
-        param = _resolved(given, aliases)
+    for given in declarations.params(definition.params, name):
+        param = declarations.resolved(given, aliases, TYPE_WORDS)
         if param is None or not _plain(param, result=False):
             raise Refused(_UNSUPPORTED, f"{name}: a parameter of type {given!r}")
         params.append(param)
@@ -213,11 +188,6 @@ _FLUSH_COUT = (
 is flushed before a reply or a verdict; the boundary itself does not include it."""
 
 
-def tester_case() -> Case:
-    """The test is built into the tester: its case has no input."""
-    return Case()
-
-
 def _stub(index: int, signature: Signature) -> str:
     params = ", ".join(f"{t} a{i}" for i, t in enumerate(signature.params))
     args = "".join(f", a{i}" for i in range(len(signature.params)))
@@ -268,111 +238,6 @@ def _header() -> dict[str, str]:
     return {HEADER: (resources.files(__package__) / "boundary.hpp").read_text(encoding="utf-8")}
 
 
-def _shadow(code: str) -> str:
-    """``code`` with comments, literals and preprocessor lines blanked."""
-    return _DIRECTIVE.sub(identifiers.blank, native.C_LITERAL.sub(identifiers.blank, code))
-
-
-def _defined(shadow: str) -> set[str]:
-    """The functions ``shadow`` defines (a test's helpers, ``issame``)."""
-    return {definition.name for definition in _definitions(shadow)}
-
-
-@dataclass(frozen=True)
-class _Definition:
-    name: str
-    returns: str
-    """The text before the name, back to the previous ``;``, ``{`` or ``}``."""
-    params: str
-
-
-def _definitions(shadow: str) -> list[_Definition]:
-    """Every function ``shadow`` defines at file scope: a name and a parenthesis at
-    depth 0, a body after them. One pass (a response is untrusted text: no scan here
-    may go back over it for every parenthesis)."""
-    depths = identifiers.brace_depths(shadow)
-    closes = _closing_parentheses(shadow)
-    bounds = [i for i, char in enumerate(shadow) if char in ";{}"]
-    found = []
-    for call in _NAMED_PARENTHESIS.finditer(shadow):
-        if depths[call.start()] != 0 or call.group(1) in _NOT_FUNCTIONS:
-            continue
-        close = closes.get(call.end() - 1, -1)
-        if close < 0 or not _BODY_AFTER.match(shadow, close + 1):
-            continue
-        before = bisect.bisect_left(bounds, call.start())
-        start = bounds[before - 1] + 1 if before else 0
-        returns, params = shadow[start : call.start()], shadow[call.end() : close]
-        found.append(_Definition(call.group(1), returns, params))
-    return found
-
-
-_NAMED_PARENTHESIS = re.compile(r"(?<!\w)([A-Za-z_]\w*)\s*\(")  # at a word's start only
-_NOT_FUNCTIONS = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof"})
-
-
-def _closing_parentheses(text: str) -> dict[int, int]:
-    """Where each parenthesis of ``text`` that closes is closed, by where it opens."""
-    closes: dict[int, int] = {}
-    opened: list[int] = []
-    for i, char in enumerate(text):
-        if char == "(":
-            opened.append(i)
-        elif char == ")" and opened:
-            closes[opened.pop()] = i
-    return closes
-
-
-def _params(text: str, name: str) -> list[str]:
-    """The parameter types of a parameter list (their names dropped)."""
-    parts, depth, last = [], 0, 0
-    for i, char in enumerate(text):
-        depth += (char in "<([") - (char in ">)]")
-        if char == "," and depth == 0:
-            parts.append(text[last:i])
-            last = i + 1
-    parts.append(text[last:])
-    parts = [p.strip() for p in parts]
-    if parts in ([""], ["void"]):
-        return []
-    types = []
-    for part in parts:
-        if "=" in part:
-            raise Refused(_UNSUPPORTED, f"{name}: a parameter with a default value")
-        types.append(_unnamed(part))
-    return types
-
-
-def _unnamed(param: str) -> str:
-    """A parameter's type: its text without the name at its end, if it has one. The
-    last word is a name unless it is all there is or it and the word before it make one
-    builtin type (``long long``, ``unsigned int``, ``const char``)."""
-    before, last = _last_word(param)
-    if not last:
-        return param
-    before = before.rstrip()
-    previous = _last_word(before)[1]
-    if not before or (last in _COMBINING and previous in _COMBINING | {"const"}):
-        return param
-    return before
-
-
-def _last_word(text: str) -> tuple[str, str]:
-    """``text`` split before the word it ends with ("" if it ends otherwise)."""
-    start = len(text)
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-        start -= 1
-    word = text[start:]
-    if not word or word[0].isdigit():
-        return text, ""
-    return text[:start], word
-
-
-_COMBINING = frozenset(
-    {"signed", "unsigned", "short", "int", "long", "char", "double", "float", "bool"}
-)
-
-
 def _plain(text: str, result: bool) -> bool:
     """Whether ``text`` is a type that crosses: `TYPE_WORDS` (and numbers, for
     ``array``), ``<>,:`` and, for a parameter, one ``&`` at its end; a result may be
@@ -381,7 +246,7 @@ def _plain(text: str, result: bool) -> bool:
         return True
     if not _TYPE_TEXT.fullmatch(text) or "::" in text.replace("std::", ""):
         return False
-    if any(w not in TYPE_WORDS for w in _WORD.findall(text)):
+    if any(w not in TYPE_WORDS for w in declarations.WORD.findall(text)):
         return False
     body = text.rstrip()
     if body.endswith("&") and not result:
@@ -396,35 +261,6 @@ def _plain(text: str, result: bool) -> bool:
     return depth == 0
 
 
-def _aliases(code: str, shadow: str) -> dict[str, str]:
-    """The program's type aliases at file scope (``typedef``, ``using``, ``#define``),
-    by name. Whatever they stand for is checked like any type once read through."""
-    depths = identifiers.brace_depths(shadow)
-    found: dict[str, str] = {}
-    for pattern, (target, name) in zip(_ALIAS, ((1, 2), (2, 1)), strict=True):
-        for alias in pattern.finditer(shadow):
-            if depths[alias.start()] == 0:
-                found[alias.group(name)] = alias.group(target)
-    for define in _DEFINE_ALIAS.finditer(native.C_LITERAL.sub(identifiers.blank, code)):
-        found[define.group(1)] = define.group(2).strip()
-    return found
-
-
-def _resolved(text: str, aliases: dict[str, str]) -> str | None:
-    """``text`` with the program's aliases read through (None: they never end)."""
-    for _ in range(_MAX_ALIAS_DEPTH):
-        if len(text) > _MAX_TYPE_CHARS:  # aliases of aliases grow a type geometrically
-            return None
-        if not set(_WORD.findall(text)) & aliases.keys() - TYPE_WORDS:
-            return _SCOPE.sub("::", " ".join(text.split()))
-        text = _WORD.sub(lambda w: _alias(w.group(), aliases), text)
-    return None
-
-
-def _alias(word: str, aliases: dict[str, str]) -> str:
-    return word if word in TYPE_WORDS else aliases.get(word, word)
-
-
 def _includes(code: str) -> str:
     """The standard headers the program includes (the test was written after them)."""
     names = dict.fromkeys(n.strip() for n in _INCLUDE.findall(code))
@@ -434,7 +270,7 @@ def _includes(code: str) -> str:
 def _usings(code: str) -> str:
     """The program's ``using namespace std`` and ``using std::`` of type names."""
     lines = []
-    for found in _USING.finditer(_shadow(code)):
+    for found in _USING.finditer(declarations.shadow(code)):
         name = found.group(1)
         if name is None:
             lines.append("using namespace std;\n")

@@ -1,0 +1,350 @@
+"""The boundary between a C program and its assert test: two sandboxes, two binaries.
+
+As for C++ (`boundary.cpp`): a test appended to the program and run in its process is
+within reach of the program, which can read its caller's stack (where the test's
+compound literals are), the heap and the code after its return address, where the
+expected values are immediates. So the program is built alone with a ``main`` of ours
+that serves calls (`boundary.h`'s ``referee_serve``), and the test is built alone with a
+stub for every function it takes from the program, generated from the program's
+signature, that sends the arguments to the program's sandbox and returns what comes back.
+
+What crosses: integers, ``bool``, floating point (as a double) and strings (``char *``,
+``const char *``; NULL too). A ``char *`` argument is written back into the test's
+buffer after the call, never longer than it was (the buffer's size is the test's); a
+returned pointer into a string argument (``reverse(s)`` returning ``s``) is that
+argument's buffer on the test's side. Any other pointer, an array, a struct or a
+function pointer in a signature the test uses is `Refused` (flag
+``unsupported_signature``): a length the program's signature named could make the
+test's side send memory past the test's array.
+
+A stub must not stand in for a library function: stubs are ``static`` and come after
+the test's, the program's and the C standard's headers (the test's include lines are
+moved first), so one named like a function those headers declare does not compile
+(``static declaration follows non-static declaration``): the test fails to build and
+the program scores 0. (In the program's process, a ``strcmp`` of its own was the one the
+test called: one finding every pair equal made every assertion hold.)
+The names `boundary.h` itself links to (``read``, ``write``, ...) are refused before
+that (flag ``shadows_library``): a stub of that name would be called in their place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from importlib import resources
+
+from referee.sandbox import Program
+from referee.verifiers.code import native
+from referee.verifiers.code.boundary import declarations
+from referee.verifiers.code.boundary.declarations import Refused
+
+HEADER = "referee_boundary.h"
+TEST_MAIN = "referee_test_main"
+
+TYPE_WORDS = frozenset(
+    {
+        "const", "signed", "unsigned", "short", "int", "long", "char", "bool", "_Bool",
+        "float", "double", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+        "uint16_t", "uint32_t", "uint64_t",
+    }
+)  # fmt: skip
+"""The words a signature's types may hold."""
+
+LINKED = frozenset(
+    {
+        "read", "write", "_exit", "realloc", "free", "getenv", "fflush", "__errno_location",
+        "signal", "memcpy", "memmove", "memset", "strlen",
+    }
+)  # fmt: skip
+"""The C library functions `boundary.h` calls (or GCC may call for its loops): a stub of
+that name would be called in their place."""
+
+_HEADERS = frozenset(
+    {
+        "assert.h", "complex.h", "ctype.h", "errno.h", "fenv.h", "float.h", "inttypes.h",
+        "iso646.h", "limits.h", "locale.h", "math.h", "setjmp.h", "signal.h", "stdalign.h",
+        "stdarg.h", "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h",
+        "stdnoreturn.h", "string.h", "strings.h", "tgmath.h", "time.h", "uchar.h", "wchar.h",
+        "wctype.h",
+    }
+)  # fmt: skip
+"""The standard headers a program's includes bring to the test's side (the test was
+written after them); no other header of the system, which could define a macro the
+test would compare through."""
+_INCLUDE = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>\n]+)>")
+_TYPE_TEXT = re.compile(r"[\w\s*]*")
+_UNSUPPORTED = declarations.UNSUPPORTED
+_UNSIGNED = frozenset({"unsigned", "size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"})
+_BASE_HEADERS = (
+    "assert.h", "ctype.h", "errno.h", "fenv.h", "float.h", "inttypes.h", "limits.h",
+    "locale.h", "math.h", "setjmp.h", "signal.h", "stdarg.h", "stdbool.h", "stddef.h",
+    "stdint.h", "stdio.h", "stdlib.h", "string.h", "time.h", "wchar.h", "wctype.h",
+)  # fmt: skip
+"""What the test's side includes after the test's and the program's headers: the C
+standard's (but those that define macros a test's own names could meet: ``iso646.h``'s
+``and``, ``complex.h``'s ``I``, ``tgmath.h``'s). Their functions' names are the C
+library's (C11 7.1.3 reserves them): a stub of such a name, after their declarations,
+does not compile."""
+
+
+class Kind(Enum):
+    """How a value crosses (`boundary.h`'s codec)."""
+
+    VOID = "void"
+    BOOL = "bool"
+    SIGNED = "signed"
+    UNSIGNED = "unsigned"
+    FLOAT = "float"
+    STRING = "string"
+
+
+@dataclass(frozen=True)
+class CType:
+    """A parameter's or result's type: its text (made of `TYPE_WORDS` and at most one
+    ``*``), how it crosses, and, for a string, whether the function may write to it."""
+
+    text: str
+    kind: Kind
+    written: bool = False
+
+    def local(self) -> str:
+        """The type of a variable holding such a value (top-level ``const`` dropped)."""
+        if self.kind is Kind.STRING:
+            return "char *" if self.written else "const char *"
+        return " ".join(w for w in self.text.split() if w != "const")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One function the program defines and the test uses."""
+
+    name: str
+    returns: CType
+    params: tuple[CType, ...]
+
+
+def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
+    """The functions ``test`` takes from ``code``, in source order. Raises `Refused` for
+    one whose types cannot cross or that `boundary.h` links to."""
+    found, aliases = declarations.used(code, test, setup)
+    exported = list(dict.fromkeys(_signature(definition, aliases) for definition in found))
+    for signature in exported:
+        if signature.name in LINKED:
+            message = f"{signature.name}: the test's side links to the C library's"
+            raise Refused("shadows_library", message)
+    return exported
+
+
+def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> Signature:
+    name = definition.name
+    given = declarations.SPECIFIERS.sub("", definition.returns.strip())
+    returns = _ctype(declarations.resolved(given, aliases, TYPE_WORDS), result=True)
+    if returns is None:
+        raise Refused(_UNSUPPORTED, f"{name}: its return type {definition.returns.strip()!r}")
+    params = []
+    for text in declarations.params(definition.params, name):
+        param = _ctype(declarations.resolved(text, aliases, TYPE_WORDS), result=False)
+        if param is None:
+            raise Refused(_UNSUPPORTED, f"{name}: a parameter of type {text!r}")
+        params.append(param)
+    return Signature(name, returns, tuple(params))
+
+
+def _ctype(text: str | None, result: bool) -> CType | None:
+    """How ``text`` crosses, or None when it cannot."""
+    if text is None or not _TYPE_TEXT.fullmatch(text):
+        return None
+    if result and text == "void":
+        return CType(text, Kind.VOID)
+    words = declarations.WORD.findall(text)
+    if any(w not in TYPE_WORDS for w in words) or text.count("*") > 1:
+        return None
+    if "*" in text:
+        pointee, after = text.split("*")
+        named = declarations.WORD.findall(pointee)
+        if [w for w in named if w != "const"] != ["char"] or set(after.split()) - {"const"}:
+            return None
+        return CType(text, Kind.STRING, written="const" not in named)
+    plain = [w for w in words if w != "const"]
+    if not plain:
+        return None
+    if plain in (["bool"], ["_Bool"]):
+        return CType(text, Kind.BOOL)
+    if {"float", "double"} & set(plain):
+        return CType(text, Kind.FLOAT)
+    return CType(text, Kind.UNSIGNED if _UNSIGNED & set(plain) else Kind.SIGNED)
+
+
+def program(code: str, setup: str, exported: list[Signature]) -> Program:
+    """The program's side: `boundary.h` (before anything of the program's), ``setup``,
+    ``code`` (its own ``main`` renamed), a function serving each ``exported`` function,
+    written while the program's macros hold (its ``#define int long`` is in its
+    signatures too), then, with those macros undone, a ``main`` serving the calls."""
+    serving = "".join(_serving(index, s) for index, s in enumerate(exported))
+    table = ", ".join(f"referee_serve_{i}" for i in range(len(exported))) or "0"
+    source = (
+        f'#include "{HEADER}"\n{setup}\n{native.own_main_renamed(code)}\n'
+        f"/* referee: the functions the test calls from its own sandbox */\n{serving}"
+        f"{native.undefined(code)}\n"
+        f"static const referee_serving referee_calls[] = {{{table}}};\n"
+        f"int main(void) {{\n    return referee_serve(referee_calls, {len(exported)}u);\n}}\n"
+    )
+    return Program(language="c", source=source, files=_header())
+
+
+def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Program:
+    """The test's side: the test's leading directives and its includes, the program's
+    standard includes, ``setup``, a ``static`` stub for every ``exported`` function,
+    then ``test`` with our ``assert`` and its ``main`` run by ``referee_run_test``, which
+    prints the verdict."""
+    lead, body = _prologue(test)
+    includes = "".join(f"#include <{n}>\n" for n in dict.fromkeys(_INCLUDE.findall(body)))
+    base = "".join(f"#include <{name}>\n" for name in _BASE_HEADERS)
+    stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
+    source = (
+        f'{lead}{includes}{_includes(code)}{base}#include "{HEADER}"\n{setup}\n{stubs}'
+        f"{_ASSERTS}{native.rename_main(body, TEST_MAIN)}\n"
+        "int main(int argc, char **argv) {\n"
+        f"    return referee_run_test((int (*)(int, char **)){TEST_MAIN}, argc, argv);\n}}\n"
+    )
+    return Program(language="c", source=source, files=_header())
+
+
+_ASSERTS = (
+    "#undef assert\n"
+    "#define assert(c) ((c) ? (void)0 : referee_assertion_failed(#c))\n"
+    "void __assert_fail(const char *what, const char *file, unsigned int line,\n"
+    "                   const char *function) {\n"
+    "    (void)file; (void)line; (void)function;\n"
+    "    referee_assertion_failed(what);\n}\n"
+)
+"""The test's ``assert`` (and glibc's, for a test that includes ``<assert.h>`` again)
+prints the failing verdict."""
+
+_RANGE = "an integer out of its type's range"
+
+
+def _decode(kind: Kind, target: str, local: str, reader: str) -> str:
+    """A statement reading a value of ``kind`` (not a string) into ``target``."""
+    if kind is Kind.BOOL:
+        return f"{target} = referee_get_bool({reader});"
+    if kind is Kind.FLOAT:
+        return f"{target} = ({local})referee_get_f64({reader});"
+    wide, get = ("long long", "i64") if kind is Kind.SIGNED else ("unsigned long long", "u64")
+    return (
+        f"{{ {wide} w = referee_get_{get}({reader}); {target} = ({local})w;"
+        f' if (({wide}){target} != w) referee_broken("{_RANGE}"); }}'
+    )
+
+
+def _encode(kind: Kind, value: str, writer: str) -> str:
+    """A statement writing ``value`` of ``kind`` (not a string) to ``writer``."""
+    put = {
+        Kind.BOOL: f"referee_put_bool({writer}, {value})",
+        Kind.SIGNED: f"referee_put_i64({writer}, (long long){value})",
+        Kind.UNSIGNED: f"referee_put_u64({writer}, (unsigned long long){value})",
+        Kind.FLOAT: f"referee_put_f64({writer}, (double){value})",
+    }
+    return f"{put[kind]};"
+
+
+def _strings(signature: Signature) -> str:
+    """The string arguments and their limits, as the two array arguments of
+    ``referee_put_result`` and ``referee_get_result`` (0 and 0 for other parameters)."""
+    params = signature.params
+    if not params:
+        return "0, 0, 0u"
+    starts = ", ".join(
+        f"(char *)a{i}" if p.kind is Kind.STRING else "0" for i, p in enumerate(params)
+    )
+    limits = ", ".join(f"l{i}" if p.kind is Kind.STRING else "0" for i, p in enumerate(params))
+    return f"(char *const[]){{{starts}}}, (const referee_size[]){{{limits}}}, {len(params)}u"
+
+
+def _serving(index: int, signature: Signature) -> str:
+    """The program's side of one function: decode, call, encode the reply."""
+    lines = []
+    for i, param in enumerate(signature.params):
+        lines.append(f"{param.local()} a{i};")
+        if param.kind is Kind.STRING:
+            lines.append(f"referee_size l{i}; a{i} = referee_get_string(in, &l{i});")
+        else:
+            lines.append(_decode(param.kind, f"a{i}", param.local(), "in"))
+    lines.append('referee_done(in, "a call with bytes left over");')
+    args = ", ".join(f"a{i}" for i in range(len(signature.params)))
+    returns = signature.returns
+    if returns.kind is Kind.VOID:
+        lines += [f"{signature.name}({args});", "referee_returned(out);"]
+    else:
+        lines += [f"{returns.local()} result = {signature.name}({args});", "referee_returned(out);"]
+        if returns.kind is Kind.STRING:
+            lines.append(f"referee_put_result(out, result, {_strings(signature)});")
+        else:
+            lines.append(_encode(returns.kind, "result", "out"))
+    for i, param in enumerate(signature.params):
+        if param.kind is Kind.STRING and param.written:
+            lines.append(f"referee_put_back(out, a{i}, l{i});")
+    body = "".join(f"    {line}\n" for line in lines)
+    head = f"static void referee_serve_{index}(referee_reader *in, referee_writer *out)"
+    return f"{head} {{\n{body}}}\n"
+
+
+def _stub(index: int, signature: Signature) -> str:
+    """The test's side of one function: a ``static`` function of the program's name and
+    signature that calls it in the program's sandbox. Always inlined, so that the size of
+    a buffer the test passes is known where it is declared (`referee_limit`)."""
+    params = ", ".join(f"{p.text} a{i}" for i, p in enumerate(signature.params)) or "void"
+    lines = [
+        f"referee_size l{i} = referee_limit(a{i}, REFEREE_OBJECT_SIZE(a{i}));"
+        for i, p in enumerate(signature.params)
+        if p.kind is Kind.STRING
+    ]
+    lines += ["referee_call call;", f'referee_begin(&call, {index}u, "{signature.name}");']
+    for i, param in enumerate(signature.params):
+        if param.kind is Kind.STRING:
+            lines.append(f"referee_put_string(&call.out, a{i}, l{i});")
+        else:
+            lines.append(_encode(param.kind, f"a{i}", "&call.out"))
+    lines.append("referee_exchange(&call);")
+    returns = signature.returns
+    if returns.kind is Kind.STRING:
+        found = f"referee_get_result(&call, {_strings(signature)})"
+        lines.append(f"{returns.local()} result = {found};")
+    elif returns.kind is not Kind.VOID:
+        lines.append(f"{returns.local()} result;")
+        lines.append(_decode(returns.kind, "result", returns.local(), "&call.in"))
+    for i, param in enumerate(signature.params):
+        if param.kind is Kind.STRING and param.written:
+            lines.append(f"referee_get_back(&call, a{i}, l{i});")
+    lines.append("referee_finish(&call);")
+    if returns.kind is not Kind.VOID:
+        lines.append("return result;")
+    body = "".join(f"    {line}\n" for line in lines)
+    inline = "static inline __attribute__((always_inline))"
+    return f"{inline} {returns.text} {signature.name}({params}) {{\n{body}}}\n"
+
+
+def _prologue(test: str) -> tuple[str, str]:
+    """``test`` split after its leading lines of directives (continued ones whole), line
+    comments and blanks: they go before the stubs (``#define _GNU_SOURCE`` too)."""
+    lines = test.splitlines(keepends=True)
+    taken, continued = 0, False
+    for line in lines:
+        stripped = line.strip()
+        if not (continued or not stripped or stripped.startswith(("#", "//"))):
+            break
+        continued = stripped.startswith("#") or continued
+        continued = continued and stripped.endswith("\\")
+        taken += 1
+    return "".join(lines[:taken]), "".join(lines[taken:])
+
+
+def _header() -> dict[str, str]:
+    return {HEADER: (resources.files(__package__) / "boundary.h").read_text(encoding="utf-8")}
+
+
+def _includes(code: str) -> str:
+    """The standard headers the program includes (the test was written after them)."""
+    names = dict.fromkeys(n.strip() for n in _INCLUDE.findall(code))
+    return "".join(f"#include <{n}>\n" for n in names if n in _HEADERS)
