@@ -68,17 +68,22 @@ PROBLEMS: list[tuple[str, tuple[str, str], str]] = [
 ]
 
 
-def items(group: int) -> list[tuple[Item, bool]]:
+def items(
+    group: int,
+    problems: list[tuple[str, tuple[str, str], str]] = PROBLEMS,
+    language: str = "cpp",
+    preamble: str = PREAMBLE,
+) -> list[tuple[Item, bool]]:
     """``group`` responses per problem, every other one wrong; with whether it is right."""
     made = []
-    for right, (old, new), test in PROBLEMS:
+    for right, (old, new), test in problems:
         for index in range(group):
-            code = PREAMBLE + (right if index % 2 == 0 else right.replace(old, new))
+            code = preamble + (right if index % 2 == 0 else right.replace(old, new))
             item = Item(
                 verifier="code",
-                response=f"```cpp\n{code}\n```",
+                response=f"```{language}\n{code}\n```",
                 reference={"test": "#undef NDEBUG\n#include <assert.h>\n" + test},
-                params={"language": "cpp"},
+                params={"language": language},
             )
             made.append((item, index % 2 == 0))
     return made
@@ -94,14 +99,21 @@ def bench_referee(work: list[tuple[Item, bool]], workers: int) -> dict[str, Any]
     return {"wall_s": wall, "items_per_s": len(work) / wall, "right": right}
 
 
+COMPILERS = {
+    "cpp": ("g++", "-O2", "-std=c++17"),
+    "c": ("gcc", "-O2", "-std=gnu17"),
+}
+
+
 def naive_one(item: Item, folder: Path, index: int) -> bool:
     """Append the test, compile, run: exit status 0 is a pass."""
-    source = folder / f"item{index}.cpp"
-    code = item.response_text().split("```cpp\n", 1)[1].rsplit("\n```", 1)[0]
+    language = item.params["language"]
+    source = folder / f"item{index}.{language}"
+    code = item.response_text().split(f"```{language}\n", 1)[1].rsplit("\n```", 1)[0]
     source.write_text(f"{code}\n{item.reference['test']}")
     binary = folder / f"item{index}"
     built = subprocess.run(
-        ["g++", "-O2", "-std=c++17", "-o", str(binary), str(source)],
+        [*COMPILERS[language], "-o", str(binary), str(source), "-lm"],
         capture_output=True,
         check=False,
     )
@@ -121,26 +133,34 @@ def bench_naive(work: list[tuple[Item, bool]], threads: int) -> dict[str, Any]:
     return {"wall_s": wall, "items_per_s": len(work) / wall, "right": right}
 
 
-def main() -> None:
+def run(work: list[tuple[Item, bool]], name: str, group: int, out: Path) -> None:
+    """Both paths on ``work``, printed and written to ``out``/``name``.json."""
+    cores = os.cpu_count() or 1
+    compiler = COMPILERS[work[0][0].params["language"]][0]
+    rows = {
+        "referee (two linked sandboxes an item)": bench_referee(work, cores),
+        f"naive: test appended, {compiler} and run, {cores} threads": bench_naive(work, cores),
+    }
+    problems = len(work) // group
+    print(f"{problems} problems x {group} responses, {cores} cores, {platform.platform()}")
+    print(f"{'path':50} {'wall s':>8} {'items/s':>8} {'scored right':>13}")
+    for path, row in rows.items():
+        print(f"{path:50} {row['wall_s']:8.2f} {row['items_per_s']:8.2f} {row['right']:>13}")
+    out.mkdir(parents=True, exist_ok=True)
+    record = {"rows": rows, "cores": cores, "group": group}
+    (out / f"{name}.json").write_text(json.dumps(record, indent=2))
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--group", type=int, default=8)
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
-    args = parser.parse_args()
-    cores = os.cpu_count() or 1
-    work = items(args.group)
-    rows = {
-        "referee (two linked sandboxes an item)": bench_referee(work, cores),
-        f"naive: test appended, g++ and run, {cores} threads": bench_naive(work, cores),
-    }
-    print(
-        f"{len(PROBLEMS)} problems x {args.group} responses, {cores} cores, {platform.platform()}"
-    )
-    print(f"{'path':50} {'wall s':>8} {'items/s':>8} {'scored right':>13}")
-    for name, row in rows.items():
-        print(f"{name:50} {row['wall_s']:8.2f} {row['items_per_s']:8.2f} {row['right']:>13}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    record = {"rows": rows, "cores": cores, "group": args.group}
-    (args.out / "cpp_asserts.json").write_text(json.dumps(record, indent=2))
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments()
+    run(items(args.group), "cpp_asserts", args.group, args.out)
 
 
 if __name__ == "__main__":
