@@ -27,6 +27,22 @@ def renamed(code: str, shadow: str, old: str, new: str) -> str:
     return "".join([*parts, code[last:]])
 
 
+def suffixed(code: str, shadow: str, names: set[str], suffix: str, paths: bool = False) -> str:
+    """``code`` with every name in ``names`` given ``suffix`` wherever ``shadow`` shows
+    it as a whole word that is not a member (after a ``.``), nor, with ``paths``, a path
+    segment after ``::``. One pass, however many names."""
+    if not names:
+        return code
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    after = r"(?<!::)" if paths else ""
+    word = re.compile(rf"(?<![\w$.]){after}(?:{alternatives})(?![\w$])")
+    parts, last = [], 0
+    for found in word.finditer(shadow):
+        parts += [code[last : found.end()], suffix]
+        last = found.end()
+    return "".join([*parts, code[last:]])
+
+
 def blank(literal: re.Match[str]) -> str:
     """A matched comment or literal as spaces, its newlines kept (for ``re.sub``)."""
     return _NOT_NEWLINE.sub(" ", literal.group())

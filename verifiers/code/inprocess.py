@@ -27,8 +27,12 @@ runs in its process, so this module hardens that run as far as one process allow
   scores 0 with flag
   ``shadows_library``.
 
-What one process cannot prevent is stated in docs/security.md: a Java program may reach
-the test's fields and methods by reflection. Results carry the flag
+- **The test's own names** (`_hidden`): what the test declares at its top level (Go's
+  package-level names, Rust's items, Java's classes besides ``Main``) takes a random
+  suffix, so the program cannot name a table-driven test's cases; Java's reflection,
+  with which it could find them anyway, is refused (``unsafe_code``).
+
+What one process cannot promise is stated in docs/security.md. Results carry the flag
 ``in_process_tests``. Python, JavaScript, bash, C and C++ tests run in a second sandbox
 instead (`verifiers.code.boundary`) and are not affected.
 """
@@ -44,15 +48,24 @@ from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, identifiers, java_source, rust_source
 from referee.verifiers.code.proof import MARK, Proof
 
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _strip_comments(code: str) -> str:
+    return _COMMENTS.sub(" ", code)
+
 
 @dataclass(frozen=True)
 class _Rules:
     build: Callable[[str, str, str, Proof], Program]
     custom_eq: re.Pattern[str] | None
     unsafe: re.Pattern[str] | None = None
-    """Code that reaches memory or calls by address, with which a program could call
-    the test it is part of and recover from its failures (Go, Rust; C cannot be kept
-    from it, see docs/security.md)."""
+    """Code that reaches memory or calls by address (Go, Rust), or the test's classes and
+    members by reflection (Java), with which a program could read the test it is part
+    of, or call it and recover from its failures."""
+    read: Callable[[str], str] = _strip_comments
+    """The program as the screens above read it (Java: its Unicode escapes read, its
+    comments and literals blanked)."""
     shadows: Callable[[str, str, str], list[str]] | None = None
     """The library functions or types the program (code, test, setup) would stand in
     for, so that the test compares through the program's (C: functions defined anew
@@ -115,7 +128,7 @@ def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[
             "to it (or the library it calls) would use instead of the language's; it is "
             "not run"
         )
-    bare = _strip_comments(code)
+    bare = rules.read(code)
     if rules.custom_eq and rules.custom_eq.search(bare):
         return "custom_eq", (
             "the program defines equality for its own types, through which the test "
@@ -123,17 +136,18 @@ def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[
         )
     if rules.unsafe and rules.unsafe.search(bare):
         return "unsafe_code", (
-            "the program uses unsafe code, with which it could call the test appended to "
-            "it; it is not run"
+            "the program uses unsafe code or reflection, with which it could reach the "
+            "test appended to it; it is not run"
         )
     return None
 
 
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-
-
-def _strip_comments(code: str) -> str:
-    return _COMMENTS.sub(" ", code)
+def _hidden(test: str, shadow: str, declared: set[str], proof: Proof, paths: bool = False) -> str:
+    """``test`` with the names it ``declared`` at its top level given a random suffix:
+    appended to the program, they were the program's to name, and a Go program returned
+    the expected values of its test's package-level table (``test_table.go`` scored 1.0;
+    Rust's crate-level ``const``, Java's other top-level classes alike)."""
+    return identifiers.suffixed(test, shadow, declared, f"_referee{proof.name}", paths)
 
 
 # --- Java ------------------------------------------------------------------------------------
@@ -199,7 +213,8 @@ def _java_gate(gate: str) -> str:
 def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
     inside = _JAVA_MAIN_CLASS.search(test) is None  # MultiPL-E's: in the program's class
     library = toolchains.java_library_types()
-    return java_source.shadowing(code, test, setup, library, inside)
+    # read as javac reads it: `class \u0041rrays` is a class Arrays
+    return java_source.shadowing(java_source.unescaped(code), test, setup, library, inside)
 
 
 def _go_shadowing(code: str, test: str, setup: str) -> list[str]:
@@ -210,11 +225,27 @@ def _rust_shadowing(code: str, test: str, setup: str) -> list[str]:
     return rust_source.shadowing(code, test)
 
 
+_JAVA_REFLECTION = re.compile(
+    r"\b(?:getDeclaredFields?|getFields?|getDeclaredMethods?|getMethods?"
+    r"|getDeclaredConstructors?|getConstructors?|getRecordComponents|getDeclaredClasses"
+    r"|getClasses|getEnclosingClass|getEnclosingMethod|getEnclosingConstructor"
+    r"|getDeclaringClass|getNestHost|getNestMembers|getPermittedSubclasses|forName"
+    r"|StackWalker|MethodHandles|VarHandle|getClassLoader|getSystemClassLoader"
+    r"|getPlatformClassLoader|ClassLoader|loadClass|ModuleLayer)\b"
+)
+"""The ways a Java program reaches classes or members it does not name: the test's
+class from the stack (``StackWalker``, ``forName``), then its static fields
+(``getDeclaredFields``): a table-driven test's expected values were read so and
+returned (``reflect_fields.java`` scored 1.0)."""
+
+
 def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     gate = f"RefereeGate{proof.name}"
     (setup, above), (code, mine), (test, theirs) = map(java_source.hoisted, (setup, code, test))
     imports = "\n".join(dict.fromkeys([*above, *mine, *theirs]))
     code = java_source.main_renamed(code, PROGRAM_MAIN)
+    declared = set(java_source.top_level_types(test)) - {"Main"}
+    test = _hidden(test, java_source.masked(test), declared, proof)
     entered, test_class, entry = _java_entry(code, test, proof.name, gate)
     renamed = java_source.unpublished(entered)
     setup, code = java_source.unpublished(setup), java_source.unpublished(code)
@@ -311,6 +342,8 @@ _GO_MAIN = re.compile(r"\bfunc\s+main\s*\(\s*\)")
 
 def _go(setup: str, code: str, test: str, proof: Proof) -> Program:
     code = _own_main_renamed(code, go_source.masked(code))
+    declared = set(go_source.package_names(test)) - {"main", "init", "_"}
+    test = _hidden(test, go_source.masked(test), declared, proof)
     test_main = f"refereeTestMain{proof.name}"
     renamed, count = _GO_MAIN.subn(f"func {test_main}()", test, count=1)
     if count == 0:
@@ -349,6 +382,8 @@ _RUST_FORBID = "#![forbid(unsafe_code)]\n"
 
 def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
     code = _own_main_renamed(code, rust_source.masked(code))
+    declared = set(rust_source.item_names(test)) - {"main"}
+    test = _hidden(test, rust_source.masked(test), declared, proof, paths=True)
     test_main = f"referee_test_main_{proof.name}"
     renamed, count = _RUST_MAIN.subn(f"fn {test_main}()", test, count=1)
     if count == 0:
@@ -371,6 +406,8 @@ _LANGUAGES: dict[str, _Rules] = {
     "java": _Rules(
         _java,
         re.compile(r"\b(?:boolean\s+equals|int\s+compareTo|int\s+hashCode)\s*\("),
+        _JAVA_REFLECTION,
+        read=lambda code: java_source.masked(java_source.unescaped(code)),
         shadows=_java_shadowing,
     ),
     # an import path may be a raw string too: import `unsafe`

@@ -122,6 +122,22 @@ def open_class(code: str) -> str | None:
     return types[-1] if types else None
 
 
+def top_level_types(code: str) -> list[str]:
+    """The types ``code`` declares at its top level (classes, interfaces, enums,
+    records), in order."""
+    return _top_level_types(code)
+
+
+def unescaped(code: str) -> str:
+    """``code`` with its Unicode escapes read, as javac reads them before anything else
+    (one pass; a backslash is an escape's only after an even run of backslashes): a
+    screen reading the source must see ``\\u0067etDeclaredFields`` as the compiler does."""
+    return _UNICODE_ESCAPE.sub(lambda m: m.group(1) + chr(int(m.group(2), 16)), code)
+
+
+_UNICODE_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
+
+
 def _top_level_types(code: str) -> list[str]:
     shadow = masked(code)
     depth = identifiers.brace_depths(shadow)

@@ -55,6 +55,12 @@ def shadowing(code: str, test: str) -> list[str]:
     return [name for name in crate_names(code) if name in PRELUDE and name in used]
 
 
+def item_names(code: str) -> list[str]:
+    """The items ``code`` declares (``fn``, ``const``, ``static``, types, ``mod``), at
+    any depth, each once."""
+    return list(dict.fromkeys(_ITEM.findall(masked(code))))
+
+
 def crate_names(code: str) -> list[str]:
     """The names ``code`` declares (items, enum variants) or brings in with ``use``."""
     text = masked(code)

@@ -138,6 +138,21 @@ REFUSALS = [
     ("rust", '#[no_mangle]\npub extern "C" fn add(a: i32, b: i32) -> i32 { a + b }', "unsafe_code"),
     ("rust", "fn is_unsafe_sum(a: i32) -> i32 { a } // unsafe in a comment", None),
     ("rust", "impl PartialEq for S { fn eq(&self, _: &S) -> bool { true } }", "custom_eq"),
+    # Java's reflection reaches the test's class and its static fields
+    ("java", "class S { Object f() { return StackWalker.getInstance(); } }", "unsafe_code"),
+    (
+        "java",
+        'class S { Object f() throws Exception { return Class.forName("M"); } }',
+        "unsafe_code",
+    ),
+    (
+        "java",
+        "class S { int n(Class<?> k) { return k.getDeclaredFields().length; } }",
+        "unsafe_code",
+    ),
+    ("java", "class S { int n(Class<?> k) { return k.get\\u0046ields().length; } }", "unsafe_code"),
+    ("java", 'class S { String s = "getDeclaredFields"; } // forName', None),
+    ("java", "class S { String f() { return getClass().getSimpleName(); } }", None),
 ]
 
 
@@ -286,3 +301,45 @@ def test_a_java_test_inside_the_programs_class_is_gated() -> None:
     assert f'forName("Problem"), "{entry}"' in source
     with pytest.raises(ItemInvalid, match="MultiPL-E"):
         program("java", "", "class Problem { }", "static void helper() {}", proof)
+
+
+# (language, test, what a right program's test keeps, what it no longer names)
+HIDDEN = [
+    (
+        "go",
+        "var cases = []struct{ a, want int }{{1, 2}}\nfunc check(c int) {}\n"
+        'func main() { for _, c := range cases { check(c.want) }; s := "cases" }\n',
+        ["c.want", '"cases"', "func refereeTestMain"],
+        ["var cases ", "func check("],
+    ),
+    (
+        "rust",
+        "const CASES: [i32; 1] = [1];\nfn max(a: i32) -> i32 { std::cmp::max(a, 0) }\n"
+        "fn main() { assert_eq!(max(CASES[0]), 1); }\n",
+        ["std::cmp::max(a, 0)", "fn referee_test_main_"],
+        ["const CASES:", "fn max("],
+    ),
+    (
+        "java",
+        "class Cases { static int[] ALL = {1}; }\npublic class Main {\n"
+        "  public static void main(String[] a) { int n = Cases.ALL.length; }\n}\n",
+        [".ALL.length"],
+        ["class Cases ", " Cases.ALL"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "test", "kept", "hidden"), HIDDEN)
+def test_the_tests_own_names_are_hidden_from_the_program(
+    language: str, test: str, kept: list[str], hidden: list[str]
+) -> None:
+    """Appended to the program, the names a test declares at its top level were the
+    program's to name: a table-driven test's cases were read and returned
+    (corpus: ``test_table.go``, ``test_table.rs``, ``helper_class.java``). They take a
+    random suffix; members, paths and literals keep theirs."""
+    proof = Proof.drawn()
+    code = {"go": "package main\nfunc add(a int) int { return a }", "rust": "", "java": ""}
+    source = program(language, "", code[language], test, proof).source
+    assert all(text in source for text in kept), source
+    assert not any(text in source for text in hidden), source
+    assert f"_referee{proof.name}" in source

@@ -15,6 +15,7 @@ from referee.verifiers.code.java_source import (
     masked,
     open_class,
     shadowing,
+    unescaped,
     unpublished,
 )
 
@@ -229,3 +230,18 @@ def test_right_java_programs_run_on_stdin(registry: Registry, name: str) -> None
 )
 def test_open_class(code: str, name: str | None) -> None:
     assert open_class(code) == name
+
+
+@pytest.mark.parametrize(
+    ("code", "read"),
+    [
+        ("get\\u0044eclaredFields", "getDeclaredFields"),
+        ("\\uuuu0041", "A"),  # any number of u's
+        ("\\\\u0041", "\\\\u0041"),  # an escaped backslash: no escape follows
+        ("\\\\\\u0041", "\\\\A"),  # an even run, then an escape
+        ("\\u005cu0041", "\\u0041"),  # a backslash an escape made starts none (one pass)
+        ("\\u00", "\\u00"),  # too short: javac's error, read as it is
+    ],
+)
+def test_unicode_escapes_are_read_as_javac_reads_them(code: str, read: str) -> None:
+    assert unescaped(code) == read

@@ -1,0 +1,12 @@
+// corpus-test: test.table.go.txt
+// The expected values read from the test's own table: appended to the program, the
+// test's package-level `cases` was the program's to name. Scored 1.0 until the test's
+// package-level names were given a random suffix.
+package main
+
+func add(a, b int) int {
+    for _, c := range cases {
+        if c.a == a && c.b == b { return c.want }
+    }
+    return 0
+}
