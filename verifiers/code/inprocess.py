@@ -136,8 +136,8 @@ def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[
         )
     if rules.unsafe and rules.unsafe.search(bare):
         return "unsafe_code", (
-            "the program uses unsafe code or reflection, with which it could reach the "
-            "test appended to it; it is not run"
+            "the program uses unsafe code, reflection or a file read as it is compiled, "
+            "with which it could reach the test appended to it; it is not run"
         )
     return None
 
@@ -378,6 +378,12 @@ _RUST_MACROS = "\n".join(
 
 _RUST_UNSAFE = re.compile(r"\bunsafe\b|#\s*\[\s*(?:no_mangle|export_name|link_section)\b")
 _RUST_FORBID = "#![forbid(unsafe_code)]\n"
+_RUST_SCREEN = re.compile(
+    rf"{_RUST_UNSAFE.pattern}|\binclude(?:_str|_bytes)?\s*!|#\s*!?\s*\[\s*path\b"
+)
+"""What a Rust program is refused for: unsafe code, and reading a file as it is compiled
+(``include_str!(file!())`` is the source, the test appended to it included: it read
+the expected values from the test's asserts, ``include_source.rs`` scored 1.0)."""
 
 
 def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
@@ -414,13 +420,15 @@ _LANGUAGES: dict[str, _Rules] = {
     "go": _Rules(
         _go,
         None,
-        re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`](?:unsafe|C)["`]'),
+        # embed: `//go:embed main.go` is the source, the test appended to it included
+        # (embed_source.go read the expected values from the test's conditions: 1.0)
+        re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`](?:unsafe|C|embed)["`]'),
         shadows=_go_shadowing,
     ),
     "rust": _Rules(
         _rust,
         re.compile(r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd|Eq|Ord|Deref)\b|\bmacro_rules!"),
-        _RUST_UNSAFE,
+        _RUST_SCREEN,
         shadows=_rust_shadowing,
     ),
 }

@@ -138,6 +138,17 @@ REFUSALS = [
     ("rust", '#[no_mangle]\npub extern "C" fn add(a: i32, b: i32) -> i32 { a + b }', "unsafe_code"),
     ("rust", "fn is_unsafe_sum(a: i32) -> i32 { a } // unsafe in a comment", None),
     ("rust", "impl PartialEq for S { fn eq(&self, _: &S) -> bool { true } }", "custom_eq"),
+    # a file read as the program is compiled: the source, the test appended to it included
+    ("rust", "fn f() -> &'static str { include_str!(file!()) }", "unsafe_code"),
+    ("rust", 'fn f() -> &\'static [u8] { std::include_bytes! ("main.rs") }', "unsafe_code"),
+    ("rust", '#[path = "main.rs"]\nmod me;', "unsafe_code"),
+    ("rust", "fn included(x: i32) -> i32 { x } // include", None),
+    (
+        "go",
+        'package main\nimport (\n\t_ "embed"\n)\n//go:embed main.go\nvar s string\n',
+        "unsafe_code",
+    ),
+    ("go", 'package main\nimport "fmt"\nfunc f() { fmt.Println("embed") }', None),
     # Java's reflection reaches the test's class and its static fields
     ("java", "class S { Object f() { return StackWalker.getInstance(); } }", "unsafe_code"),
     (
