@@ -421,8 +421,14 @@ _LANGUAGES: dict[str, _Rules] = {
         _go,
         None,
         # embed: `//go:embed main.go` is the source, the test appended to it included
-        # (embed_source.go read the expected values from the test's conditions: 1.0)
-        re.compile(r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`](?:unsafe|C|embed)["`]'),
+        # (embed_source.go read the expected values from the test's conditions: 1.0);
+        # syscall: raw system calls take addresses as integers, which reflect gives
+        # without unsafe (syscall_read.go copied the test's code after its return
+        # address with process_vm_readv: 1.0); runtime/debug writes the heap to a file
+        re.compile(
+            r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`]'
+            r'(?:unsafe|C|embed|syscall|runtime/debug)["`]'
+        ),
         shadows=_go_shadowing,
     ),
     "rust": _Rules(

@@ -149,6 +149,10 @@ REFUSALS = [
         "unsafe_code",
     ),
     ("go", 'package main\nimport "fmt"\nfunc f() { fmt.Println("embed") }', None),
+    # raw system calls take addresses as integers (reflect gives them without unsafe)
+    ("go", 'package main\nimport (\n\t"fmt"\n\tsc "syscall"\n)\n', "unsafe_code"),
+    ("go", 'package main\nimport "runtime/debug"\n', "unsafe_code"),
+    ("go", 'package main\nimport "runtime"\nfunc f() int { return runtime.NumCPU() }', None),
     # Java's reflection reaches the test's class and its static fields
     ("java", "class S { Object f() { return StackWalker.getInstance(); } }", "unsafe_code"),
     (
