@@ -157,8 +157,8 @@ def check_supported(suite: Suite, language: str) -> None:
     if len(suite.cases) != 1 or not suite.test:
         raise ItemInvalid(
             "invalid_reference",
-            f"reference: test lists need params.language python3 or javascript, not "
-            f"{language}; for {language} give one test appended to the program",
+            "reference: test lists need params.language python3, javascript, typescript or "
+            f"bash, not {language}; for {language} give one test appended to the program",
         )
     if language not in _SPLIT:  # C and C++ run their one test in a second sandbox
         inprocess.check_language(language, {*assembly.LINKED_LANGUAGES, *_SPLIT})

@@ -83,13 +83,16 @@ def _without_own_imports(text: str) -> str:
     return "\n".join(line for number, line in enumerate(lines, 1) if number not in dropped)
 
 
-LINKED_LANGUAGES = frozenset({"python3", "javascript", "bash"})
+LINKED_LANGUAGES = frozenset({"python3", "javascript", "typescript", "bash"})
+"""Languages whose assert tests run in a second sandbox. TypeScript runs on JavaScript's
+boundary: the program is transpiled as the language's build does, the test by the
+tester as it reads it (transpiled, not type-checked, as ts-node --transpile-only runs)."""
 
 
 def program(code: str, setup: str, language: str = "python3") -> Program:
     """The candidate's side for ``language`` (see `LINKED_LANGUAGES`)."""
-    if language == "javascript":
-        return _js_program(code, setup)
+    if language in ("javascript", "typescript"):
+        return _js_program(code, setup, language)
     if language == "bash":
         here = '"$(dirname "$0")"'
         launcher = f". {here}/{RUNTIME}.sh\nreferee_serve {here}/{MODULE}.sh\n"
@@ -100,9 +103,9 @@ def program(code: str, setup: str, language: str = "python3") -> Program:
 
 def tester(language: str = "python3") -> Program:
     """The tests' side (the same for every item of a language)."""
-    if language == "javascript":
+    if language in ("javascript", "typescript"):
         launcher = 'require("./referee_boundary.js").test();\n'
-        return Program(language=language, source=launcher, files=_js_files())
+        return Program(language=language, source=launcher, files=_js_files(language))
     if language == "bash":
         launcher = f'. "$(dirname "$0")/{RUNTIME}.sh"\nreferee_test\n'
         return Program(language=language, source=launcher, files=_bash_files())
@@ -112,8 +115,10 @@ def tester(language: str = "python3") -> Program:
 
 def tester_case(test: str, setup: str, language: str = "python3") -> Case:
     """The case the tester reads: which names to proxy, then the test code."""
-    if language == "javascript":
+    if language in ("javascript", "typescript"):
         spec: dict[str, Any] = {"names": js_program_names(setup + "\n" + test)}
+        if language == "typescript":
+            spec["typescript"] = True
         return Case(stdin=json.dumps(spec) + "\n" + setup + "\n" + test)
     if language == "bash":  # the program names its own functions
         return Case(stdin=f"{setup}\n{test}\n")
@@ -144,13 +149,18 @@ def _bash_files() -> dict[str, str]:
     return {f"{RUNTIME}.sh": text}
 
 
-def _js_files() -> dict[str, str]:
+def _js_files(language: str = "javascript") -> dict[str, str]:
+    """The boundary's module; for TypeScript as a source of the build, whose outputs are
+    all that stays in the box (it is JavaScript, which transpiles to itself)."""
     text = (resources.files(__package__) / "boundary.js").read_text(encoding="utf-8")
-    return {"referee_boundary.js": text}
+    return {f"referee_boundary.{'ts' if language == 'typescript' else 'js'}": text}
 
 
-def _js_program(code: str, setup: str) -> Program:
-    code = js_source.commonjs(code)  # the module is loaded by require
+def _js_program(code: str, setup: str, language: str) -> Program:
+    """The candidate's side: ``setup`` and ``code`` as module `MODULE`, its top-level
+    names exported (TypeScript's ``export`` is the build's to transpile)."""
+    if language == "javascript":
+        code = js_source.commonjs(code)  # the module is loaded by require
     names = js_identifiers(code)
     exports = "".join(
         f'  try {{ if (typeof {n} !== "undefined") e[{json.dumps(n)}] = {n}; }} catch (_) {{}}\n'
@@ -159,8 +169,9 @@ def _js_program(code: str, setup: str) -> Program:
     epilogue = f";module.exports = (() => {{\n  const e = {{}};\n{exports}  return e;\n}})();\n"
     module = f"{setup}\n{code}\n{epilogue}"
     launcher = f'require("./referee_boundary.js").serve(require("./{MODULE}.js"));\n'
-    files = {f"{MODULE}.js": module, **_js_files()}
-    return Program(language="javascript", source=launcher, files=files)
+    suffix = ".ts" if language == "typescript" else ".js"
+    files = {f"{MODULE}{suffix}": module, **_js_files(language)}
+    return Program(language=language, source=launcher, files=files)
 
 
 _JS_IDENTIFIER = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*")
@@ -273,8 +284,14 @@ _JS_RESERVED = frozenset(
         "decodeURIComponent",
         "encodeURI",
         "decodeURI",
+        # TypeScript's words (and the words strict code reserves): never a program's
+        # value, and not a parameter name the tests' function may take
+        "enum", "implements", "interface", "package", "private", "protected", "public",
+        "declare", "type", "namespace", "abstract", "readonly", "keyof", "infer", "is",
+        "as", "satisfies", "any", "number", "string", "boolean", "unknown", "never",
+        "object", "symbol", "bigint", "asserts", "override", "unique", "global",
     ]
-)
+)  # fmt: skip
 
 
 def js_identifiers(source: str) -> list[str]:

@@ -1,0 +1,1 @@
+function add(a: number, b: number): number { return a - b; }

@@ -1,0 +1,85 @@
+"""TypeScript assert tests run on JavaScript's boundary (`verifiers.code.boundary`): the
+program transpiled by the language's build, the test by the tester; MultiPL-E's
+HumanEval-TS shape, TypeScript's own syntax on both sides, and a test that does not
+compile being the reference's fault."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.verifiers import Result, Status
+from referee.verifiers.code.boundary import assembly
+from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
+
+MULTIPL_E = (
+    "declare var require: any;\nconst assert = require('node:assert');\n\n\n"
+    "function test() {\n  let candidate = has_close_elements;\n"
+    "  assert.deepEqual(candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3),true);\n"
+    "  assert.deepEqual(candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05),false);\n}\n\ntest();\n"
+)
+CLOSE = (
+    "//Check if in given array of numbers, are any two numbers closer to each other than\n"
+    "// given threshold.\n"
+    "function has_close_elements(numbers: number[], threshold: number): boolean {\n"
+    "  for (let i = 0; i < numbers.length; i++)\n"
+    "    for (let j = i + 1; j < numbers.length; j++)\n"
+    "      if (Math.abs(numbers[i] - numbers[j]) < threshold) return true;\n"
+    "  return false;\n}\n"
+)
+TYPED = (
+    "interface Point { x: number; y: number }\ntype Pair = [number, number];\n"
+    "enum Kind { Small, Large }\n"
+    "export function kind(p: Point): Kind { return p.x + p.y > 10 ? Kind.Large : Kind.Small; }\n"
+    "export const swap = <T,>(pair: [T, T]): [T, T] => [pair[1], pair[0]];\n"
+    "class Counter { private n: number = 0; next(): number { return ++this.n; } }\n"
+    "function counter(): number { return new Counter().next(); }\n"
+)
+TYPED_TEST = (
+    "declare var require: any;\nconst assert = require('node:assert');\n"
+    "const p: { x: number; y: number } = { x: 3, y: 9 };\n"
+    "assert.equal(kind(p), 1);\n"
+    "assert.deepEqual(swap<number>([1, 2]) as number[], [2, 1]);\n"
+    "assert.equal(counter(), 1);\n"
+)
+
+# (program, reference, reward)
+CASES: list[tuple[str, Any, float]] = [
+    (CLOSE, {"test": MULTIPL_E}, 1.0),
+    (CLOSE.replace("< threshold", "> threshold"), {"test": MULTIPL_E}, 0.0),
+    (TYPED, {"test": TYPED_TEST}, 1.0),
+    (TYPED.replace("> 10", "> 100"), {"test": TYPED_TEST}, 0.0),
+    (  # test lists, as for JavaScript: each its own case
+        "function add(a: number, b: number): number { return a + b; }",
+        {"tests": ["require('node:assert').equal(add(1, 2), 3);", "if (add(2, 2) !== 5) throw 0;"]},
+        0.5,
+    ),
+]
+
+
+def _score(score_many: ScoreMany, code: str, reference: Any) -> Result:
+    item = code_item(fenced(code, "typescript"), reference, language="typescript")
+    return score_many([item])[0]
+
+
+@pytest.mark.parametrize(("code", "reference", "reward"), CASES)
+def test_typescript_assert_tests(
+    score_many: ScoreMany, code: str, reference: Any, reward: float
+) -> None:
+    result = _score(score_many, code, reference)
+    assert (result.status, result.reward) == (Status.OK, reward), result.details
+    assert "in_process_tests" not in result.details.get("flags", [])
+
+
+def test_a_test_that_does_not_compile_is_the_references_fault(score_many: ScoreMany) -> None:
+    result = _score(score_many, CLOSE, {"test": "let x: = 1;\n"})
+    assert result.status is not Status.OK and result.error is not None, result
+    assert "does not compile" in result.error.message
+
+
+def test_typescripts_own_words_are_no_program_names() -> None:
+    """A type annotation names no value of the program's; some of its words (``enum``,
+    ``interface``) could not even be the tests' parameters."""
+    assert assembly.js_program_names(MULTIPL_E) == ["has_close_elements"]
+    assert assembly.js_program_names("let p: Point = f(1 as number) as any;") == ["Point", "f"]
