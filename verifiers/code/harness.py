@@ -89,6 +89,9 @@ class Plan:
     cases: list[Case]
     tester: Program | None = None
     completion: Proof | None = None
+    tester_alone: bool = False
+    """The tester holds nothing of the program's (its build failing is the reference's
+    fault); C's and C++'s hold stubs made from the program's signatures."""
 
 
 def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
@@ -122,9 +125,13 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         prefix = f"{suite.setup}\n" if suite.setup else ""
         cases = [Case(stdin=c.stdin) for c in suite.cases]
         return Plan(Program(language=language, source=prefix + code + driver), cases)
-    cases = [assembly.tester_case(c.stdin, suite.setup, language) for c in suite.cases]
+    cases = [
+        assembly.tester_case(c.stdin, suite.setup, language, i) for i, c in enumerate(suite.cases)
+    ]
     program = assembly.program(code, suite.setup, language)
-    return Plan(program, cases, tester=assembly.tester(language))
+    tests = tuple(c.stdin for c in suite.cases)
+    tester = assembly.tester(language, suite.setup, tests)
+    return Plan(program, cases, tester=tester, tester_alone=True)
 
 
 def _as_command(code: str, language: str) -> str:

@@ -228,7 +228,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 report = require_ok(self._sandbox_run(plan, part, limits, deadline))
             except ValueError as exc:
                 raise ItemInvalid("invalid_params", f"params.language: {exc}") from None
-            failed = _failed_build(report)
+            failed = _failed_build(report, plan.tester_alone)
             if failed is not None:
                 return [], failed, False
             start = len(outcomes)
@@ -328,12 +328,17 @@ _FailedBuild = tuple[CompileStatus, str, str]
 """A build that failed: its status, the compiler's text (its end) and what it means."""
 
 
-def _failed_build(report: RunReport) -> _FailedBuild | None:
+def _failed_build(report: RunReport, tester_alone: bool) -> _FailedBuild | None:
     """The program's failed build, else the tests' (a linked run's peer, built with the
-    program's functions), else None."""
+    program's functions), else None. Raises `ItemInvalid` for a tests' build that failed
+    with nothing of the program's in it (``tester_alone``): the reference's fault."""
+    peer = report.peer_compile
+    if tester_alone and peer is not None and peer.status is CompileStatus.ERROR:
+        text = peer.output[-COMPILE_OUTPUT_CHARS:]
+        raise ItemInvalid("invalid_reference", f"reference: the test does not compile: {text}")
     sides = (
         (report.compile, "the program does not compile"),
-        (report.peer_compile, "the test does not compile with the program's functions"),
+        (peer, "the test does not compile with the program's functions"),
     )
     for compiled, meaning in sides:
         if compiled is not None and compiled.status in (CompileStatus.ERROR, CompileStatus.TIMEOUT):

@@ -73,9 +73,11 @@ def test_typescript_assert_tests(
 
 
 def test_a_test_that_does_not_compile_is_the_references_fault(score_many: ScoreMany) -> None:
+    """The tests' build holds nothing of the program's: its failure is never a 0."""
     result = _score(score_many, CLOSE, {"test": "let x: = 1;\n"})
-    assert result.status is not Status.OK and result.error is not None, result
-    assert "does not compile" in result.error.message
+    assert result.status is Status.INVALID and result.error is not None, result
+    assert result.error.code == "invalid_reference"
+    assert "the test does not compile" in result.error.message
 
 
 def test_typescripts_own_words_are_no_program_names() -> None:

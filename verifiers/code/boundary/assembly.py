@@ -85,8 +85,8 @@ def _without_own_imports(text: str) -> str:
 
 LINKED_LANGUAGES = frozenset({"python3", "javascript", "typescript", "bash"})
 """Languages whose assert tests run in a second sandbox. TypeScript runs on JavaScript's
-boundary: the program is transpiled as the language's build does, the test by the
-tester as it reads it (transpiled, not type-checked, as ts-node --transpile-only runs)."""
+boundary: the program and the tests are transpiled by their builds (not type-checked, as
+ts-node --transpile-only runs), the tests' once for every program given the same tests."""
 
 
 def program(code: str, setup: str, language: str = "python3") -> Program:
@@ -101,11 +101,15 @@ def program(code: str, setup: str, language: str = "python3") -> Program:
     return _python_program(code, setup)
 
 
-def tester(language: str = "python3") -> Program:
-    """The tests' side (the same for every item of a language)."""
+def tester(language: str = "python3", setup: str = "", tests: tuple[str, ...] = ()) -> Program:
+    """The tests' side: the same for every item of a language, but TypeScript's, which
+    holds ``tests`` (each after ``setup``) as sources of its build (`ts_test_file`)."""
     if language in ("javascript", "typescript"):
         launcher = 'require("./referee_boundary.js").test();\n'
-        return Program(language=language, source=launcher, files=_js_files(language))
+        files = _js_files(language)
+        if language == "typescript":
+            files |= {ts_test_file(i, ".ts"): f"{setup}\n{t}" for i, t in enumerate(tests)}
+        return Program(language=language, source=launcher, files=files)
     if language == "bash":
         launcher = f'. "$(dirname "$0")/{RUNTIME}.sh"\nreferee_test\n'
         return Program(language=language, source=launcher, files=_bash_files())
@@ -113,17 +117,25 @@ def tester(language: str = "python3") -> Program:
     return Program(language="python3", source=source)
 
 
-def tester_case(test: str, setup: str, language: str = "python3") -> Case:
-    """The case the tester reads: which names to proxy, then the test code."""
+def tester_case(test: str, setup: str, language: str = "python3", index: int = 0) -> Case:
+    """The case the tester reads: which names to proxy, then the test code (TypeScript's:
+    the transpiled file of test ``index``)."""
     if language in ("javascript", "typescript"):
         spec: dict[str, Any] = {"names": js_program_names(setup + "\n" + test)}
         if language == "typescript":
-            spec["typescript"] = True
+            spec["file"] = ts_test_file(index, ".js")
+            return Case(stdin=json.dumps(spec) + "\n")
         return Case(stdin=json.dumps(spec) + "\n" + setup + "\n" + test)
     if language == "bash":  # the program names its own functions
         return Case(stdin=f"{setup}\n{test}\n")
     spec = {"names": program_names(test, setup), "setup": setup, "nodes": node_classes(setup)}
     return Case(stdin=json.dumps(spec) + "\n" + test)
+
+
+def ts_test_file(index: int, suffix: str) -> str:
+    """The name of TypeScript test ``index`` in the tester's box (``.ts`` as given,
+    ``.js`` as built)."""
+    return f"referee_test_{index}{suffix}"
 
 
 def node_classes(setup: str) -> list[str]:

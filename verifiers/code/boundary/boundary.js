@@ -18,6 +18,7 @@
 "use strict";
 
 const fs = require("fs");
+const path = require("path");
 
 const VERDICT_MARK = "@@referee-verdict@@ ";
 const MAX_DEPTH = 64;
@@ -338,20 +339,6 @@ function programObject(link, handle, type) {
   return proxy;
 }
 
-// A TypeScript test as JavaScript: transpiled as the language's build does (types are
-// not checked); a syntax error is the test's.
-function transpiled(source) {
-  const ts = require("/usr/share/nodejs/typescript");
-  const out = ts.transpileModule(source, {
-    reportDiagnostics: true,
-    compilerOptions: { target: ts.ScriptTarget.ES2020, module: ts.ModuleKind.CommonJS },
-  });
-  if (out.diagnostics.length > 0) {
-    throw new Error(ts.flattenDiagnosticMessageText(out.diagnostics[0].messageText, "\n"));
-  }
-  return out.outputText;
-}
-
 function test() {
   const input = fs.readFileSync(0, "utf8");
   const newline = input.indexOf("\n");
@@ -360,7 +347,10 @@ function test() {
   const verdict = { passed: false, message: "", harness_error: "" };
   let body;
   try {
-    const source = spec.typescript ? transpiled(input.slice(newline + 1)) : input.slice(newline + 1);
+    // a TypeScript test comes built, as a file of the tester's box
+    const source = spec.file
+      ? fs.readFileSync(path.join(__dirname, spec.file), "utf8")
+      : input.slice(newline + 1);
     body = new Function("require", "module", "exports", ...spec.names, source);
   } catch (error) {
     verdict.harness_error = "the test does not compile: " + error.message;
