@@ -26,6 +26,10 @@
  */
 #ifndef REFEREE_BOUNDARY_H
 #define REFEREE_BOUNDARY_H
+/* Every program is compiled with this header: optimised for size, its functions cost
+ * ~17 ms less of a ~70 ms build than at the program's -O2 (they wait on a channel). */
+#pragma GCC push_options
+#pragma GCC optimize("Os")
 
 typedef __SIZE_TYPE__ referee_size;
 
@@ -475,4 +479,5 @@ static REFEREE_UNUSED int referee_run_test(int (*test_main)(int, char **), int a
     referee_conclude(1, (const char *[]){""}, 1);
 }
 
+#pragma GCC pop_options
 #endif
