@@ -56,9 +56,13 @@ def shadowing(code: str, test: str) -> list[str]:
 
 
 def item_names(code: str) -> list[str]:
-    """The items ``code`` declares (``fn``, ``const``, ``static``, types, ``mod``), at
-    any depth, each once."""
-    return list(dict.fromkeys(_ITEM.findall(masked(code))))
+    """The items ``code`` declares at its top level (``fn``, ``const``, ``static``,
+    types, ``mod``), each once: what a program in the same crate can name (an item in
+    a ``mod`` is reached by a path, one in a function not at all)."""
+    text = masked(code)
+    depth = identifiers.brace_depths(text)
+    found = [m.group(1) for m in _ITEM.finditer(text) if depth[m.start()] == 0]
+    return list(dict.fromkeys(found))
 
 
 def crate_names(code: str) -> list[str]:

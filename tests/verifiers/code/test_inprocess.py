@@ -330,8 +330,9 @@ HIDDEN = [
     (
         "rust",
         "const CASES: [i32; 1] = [1];\nfn max(a: i32) -> i32 { std::cmp::max(a, 0) }\n"
-        "fn main() { assert_eq!(max(CASES[0]), 1); }\n",
-        ["std::cmp::max(a, 0)", "fn referee_test_main_"],
+        "mod helpers { pub fn check(x: i32) -> i32 { x } }\n"
+        "fn main() { fn inner() {} inner(); assert_eq!(max(CASES[0]), helpers::check(1)); }\n",
+        ["std::cmp::max(a, 0)", "fn referee_test_main_", "::check(1)", "fn inner()"],
         ["const CASES:", "fn max("],
     ),
     (
