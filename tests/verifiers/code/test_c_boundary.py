@@ -17,6 +17,7 @@ from tests.verifiers.code.conftest import ScoreMany, code_item
 
 S = Signature
 INT = CType("int", Kind.SIGNED)
+ARRAY_OF_INT = CType("int *", Kind.ARRAY, written=True, item=INT)
 
 SIGNATURES: list[tuple[str, str, list[Signature]]] = [
     ("int add(int a, int b) { return a + b; }", "add(1, 2)", [S("add", INT, (INT, INT))]),
@@ -53,6 +54,26 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
             )
         ],
     ),
+    (  # arrays of numbers: pointers, or declared as arrays of one dimension
+        "void sort(int arr[], int n) {}\nint g(const double xs[10], unsigned char *b) {}",
+        "sort(a, 1); g(x, y);",
+        [
+            S("sort", CType("void", Kind.VOID), (ARRAY_OF_INT, INT)),
+            S(
+                "g",
+                INT,
+                (
+                    CType("const double *", Kind.ARRAY, item=CType("const double", Kind.FLOAT)),
+                    CType(
+                        "unsigned char *",
+                        Kind.ARRAY,
+                        written=True,
+                        item=CType("unsigned char", Kind.UNSIGNED),
+                    ),
+                ),
+            ),
+        ],
+    ),
     (  # only what the test names and does not define itself
         "int helper(int x) { return x; }\nint issame(int a, int b) { return 1; }\n"
         "int f(int x) { return helper(x); }",
@@ -74,8 +95,9 @@ def test_signatures(code: str, test: str, expected: list[Signature]) -> None:
 
 UNSUPPORTED = [
     ("int *f(int n) {}", "a pointer result"),
-    ("int f(int *a, int n) {}", "a pointer parameter: its length would be the program's"),
-    ("int f(int a[]) {}", "an array parameter"),
+    ("int *f(int n) {}", "a returned array: its length is nowhere"),
+    ("int f(int a[2][3]) {}", "an array of two dimensions"),
+    ("int f(void *p) {}", "a pointer to no type"),
     ("int f(char **words) {}", "a pointer to pointers"),
     ("unsigned char *f(int n) {}", "bytes, not a string"),
     ("struct P { int x; };\nstruct P f(int n) {}", "a struct"),
@@ -290,11 +312,43 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "the test does not compile with the program's functions",
     ),
     (  # a function the test needs that cannot cross: refused before anything runs
-        "int f(int *p) { return 1; }",
-        "int main() { int x; assert(f(&x) == 1); }",
+        "int f(int **p) { return 1; }",
+        "int main() { int *x = 0; assert(f(&x) == 1); }",
         0.0,
         "unsupported_signature",
-        "f: a parameter of type 'int *'",
+        "f: a parameter of type 'int **'",
+    ),
+    (  # arrays cross with as many items as the test's object holds, and come back;
+        # out-parameters are arrays of one; NULL stays NULL
+        "#include <stdbool.h>\n"
+        "void sort(int a[], int n) { for (int i = 0; i < n; i++) for (int j = i + 1; j < n; j++)"
+        " if (a[j] < a[i]) { int t = a[i]; a[i] = a[j]; a[j] = t; } }\n"
+        "long sum(const long *a, int n) { long s = 0; for (int i = 0; i < n; i++) s += a[i];"
+        " return s; }\n"
+        "void stats(const double *xs, int n, double *mean, int *count) { double s = 0;"
+        " for (int i = 0; i < n; i++) s += xs[i]; *mean = n ? s / n : 0; *count = n; }\n"
+        "bool all(const bool *b, int n) { for (int i = 0; i < n; i++) if (!b[i]) return false;"
+        " return true; }\n",
+        "#include <stdlib.h>\nint main() {\n"
+        "  int a[] = {3, 1, 2};\n  sort(a, 3);\n  assert(a[0] == 1 && a[1] == 2 && a[2] == 3);\n"
+        "  assert(sum((long[]){1, 2, 3, 4}, 4) == 10 && sum(NULL, 0) == 0);\n"
+        "  double mean = 0; int count = 0;\n  stats((double[]){1.0, 2.0}, 2, &mean, &count);\n"
+        "  assert(mean == 1.5 && count == 2);\n"
+        "  int *h = malloc(4 * sizeof *h);\n  for (int i = 0; i < 4; i++) h[i] = 4 - i;\n"
+        "  sort(h, 4);\n  assert(h[0] == 1 && h[3] == 4);\n"
+        "  int b[] = {9, 3, 1};\n  sort(b + 1, 2);\n  assert(b[0] == 9 && b[1] == 1);\n"
+        "  assert(all((bool[]){true, true}, 2) && !all((bool[]){true, false}, 2));\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # a length past the array: the program reads zeros, never the test's other data
+        "int sum(const int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i];"
+        " return s; }",
+        "int main() { int secret[] = {40}; int a[] = {1, 1}; assert(sum(a, 3) == 42); }",
+        0.0,
+        "wrong_answer",
+        "Assertion failed",
     ),
 ]
 
@@ -359,3 +413,18 @@ def test_a_message_past_the_cap_fails_the_test(score_many: ScoreMany) -> None:
     )
     result = _score(score_many, code, "int main() { assert(f(1)); }")
     assert result.reward == 0.0 and "larger than 64 MiB" in result.details["cases"][0]["diff"]
+
+
+def test_an_array_the_compiler_cannot_size_is_the_references_fault(
+    score_many: ScoreMany,
+) -> None:
+    """A pointer from elsewhere has no size at the call: its items cannot be sent without
+    reading past what the test meant, so the test cannot run as written (never a 0)."""
+    code = "int first(const int *a) { return a[0]; }"
+    test = (
+        "__attribute__((noinline)) static int via(const int *p) { return first(p); }\n"
+        "int main() { int a[] = {7}; assert(via(a) == 7); }"
+    )
+    result = _score(score_many, code, test)
+    assert result.status is Status.INVALID and result.error is not None, result
+    assert "whose size the compiler does not know" in result.error.message

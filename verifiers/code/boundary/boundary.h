@@ -216,6 +216,23 @@ static REFEREE_UNUSED char *referee_get_string(referee_reader *in, referee_size 
     return text;
 }
 
+/* A count of items, each at least one byte: never more than what is left. */
+static REFEREE_UNUSED referee_size referee_get_count(referee_reader *in) {
+    unsigned long long n = referee_get_u64(in);
+    if (n > (unsigned long long)(in->end - in->at)) referee_broken("a count larger than its message");
+    return (referee_size)n;
+}
+
+/* Room for `count` items of `size` bytes, zeroed (at least one byte). */
+static REFEREE_UNUSED void *referee_array(referee_size count, referee_size size) {
+    referee_size bytes = count * size;
+    if (size != 0 && bytes / size != count) referee_broken("an array too large");
+    char *items = (char *)referee_libc_realloc(0, bytes + 1);
+    if (items == 0) referee_broken("out of memory for an array");
+    for (referee_size i = 0; i <= bytes; ++i) items[i] = 0;
+    return items;
+}
+
 /* The end of a message: `what` when bytes are left over. */
 static REFEREE_UNUSED void referee_done(referee_reader *in, const char *what) {
     if (in->at != in->end) referee_broken(what);
@@ -430,6 +447,38 @@ static void referee_put_json(referee_writer *out, const char *text, referee_size
         }
     }
     referee_raw(out, "\"", 1);
+}
+
+/* The test itself cannot be run as given (the reference's fault, never the program's
+ * 0): say so and end the process. */
+static REFEREE_UNUSED void referee_harness_error(const char *what) __attribute__((noreturn));
+static void referee_harness_error(const char *what) {
+    static const char start[] = "\n@@referee-verdict@@ {\"passed\": false, \"harness_error\": ";
+    referee_writer line = {0, 0, 0};
+    referee_libc_fflush(0);
+    referee_raw(&line, start, sizeof start - 1);
+    referee_put_json(&line, what, 2000);
+    referee_raw(&line, "}\n", 2);
+    referee_write_all(1, line.bytes, line.size);
+    referee_libc_exit(0);
+}
+
+/* How many items of `size` bytes the test's array argument holds: its object's size
+ * where the compiler knows it (`known`: the stub is inlined at the call, so `int a[5]`
+ * holds 5 and `&n` one). Only so much of it is ever read or written. One the compiler
+ * cannot size (a pointer from elsewhere) cannot be passed: the test's fault. */
+static REFEREE_UNUSED referee_size referee_items(referee_size known, referee_size size,
+                                                const char *name) {
+    if (known == (referee_size)-1) {
+        referee_writer what = {0, 0, 0};
+        static const char more[] = ": an array argument whose size the compiler does not "
+                                   "know at the call (pass an array, or a pointer into one)";
+        referee_raw(&what, "the call to ", 12);
+        referee_raw(&what, name, referee_length(name));
+        referee_raw(&what, more, sizeof more);
+        referee_harness_error(what.bytes);
+    }
+    return known / size;
 }
 
 /* Say how the test ended (its own output first) and end the process; the message is

@@ -8,14 +8,17 @@ that serves calls (`boundary.h`'s ``referee_serve``), and the test is built alon
 stub for every function it takes from the program, generated from the program's
 signature, that sends the arguments to the program's sandbox and returns what comes back.
 
-What crosses: integers, ``bool``, floating point (as a double) and strings (``char *``,
-``const char *``; NULL too). A ``char *`` argument is written back into the test's
-buffer after the call, never longer than it was (the buffer's size is the test's); a
+What crosses: integers, ``bool``, floating point (as a double), strings (``char *``,
+``const char *``) and arrays of numbers (``int *``, ``const double *``, ``int a[]``;
+NULL too). A pointer argument goes with as much as the test's object holds where the
+compiler knows its size at the call (the stubs are always inlined), never a length the
+program's signature names, which could make the test's side send memory past the test's
+array; one it cannot size is the reference's error. A non-const one is written back
+within the same bounds (C's output parameters: ``int *count``, ``char out[16]``). A
 returned pointer into a string argument (``reverse(s)`` returning ``s``) is that
-argument's buffer on the test's side. Any other pointer, an array, a struct or a
-function pointer in a signature the test uses is `Refused` (flag
-``unsupported_signature``): a length the program's signature named could make the
-test's side send memory past the test's array.
+argument's buffer on the test's side. A returned array (its length is nowhere), a
+pointer to pointers, a struct or a function pointer in a signature the test uses is
+`Refused` (flag ``unsupported_signature``).
 
 A stub must not stand in for a library function: stubs are ``static`` and come after
 the test's, the program's and the C standard's headers (the test's include lines are
@@ -75,6 +78,8 @@ test would compare through."""
 _INCLUDE = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>\n]+)>")
 _TYPE_TEXT = re.compile(r"[\w\s*]*")
 _UNSUPPORTED = declarations.UNSUPPORTED
+_ARRAY_PARAMETER = re.compile(r"\A([^\[\]]*?)\s*\b[A-Za-z_]\w*\s*\[\s*\d*\s*\]\s*\Z")
+"""A parameter declared as an array of one dimension (its name, then ``[]`` or ``[n]``)."""
 _UNSIGNED = frozenset({"unsigned", "size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"})
 _BASE_HEADERS = (
     "assert.h", "ctype.h", "errno.h", "fenv.h", "float.h", "inttypes.h", "limits.h",
@@ -97,21 +102,26 @@ class Kind(Enum):
     UNSIGNED = "unsigned"
     FLOAT = "float"
     STRING = "string"
+    ARRAY = "array"
 
 
 @dataclass(frozen=True)
 class CType:
     """A parameter's or result's type: its text (made of `TYPE_WORDS` and at most one
-    ``*``), how it crosses, and, for a string, whether the function may write to it."""
+    ``*``), how it crosses, and, for a string or an array, whether the function may
+    write to it; an array's ``item`` is its items' type."""
 
     text: str
     kind: Kind
     written: bool = False
+    item: CType | None = None
 
     def local(self) -> str:
         """The type of a variable holding such a value (top-level ``const`` dropped)."""
         if self.kind is Kind.STRING:
             return "char *" if self.written else "const char *"
+        if self.kind is Kind.ARRAY and self.item is not None:
+            return f"{self.item.local()} *"
         return " ".join(w for w in self.text.split() if w != "const")
 
 
@@ -144,7 +154,8 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
         raise Refused(_UNSUPPORTED, f"{name}: its return type {definition.returns.strip()!r}")
     params = []
     for text in declarations.params(definition.params, name):
-        param = _ctype(declarations.resolved(text, aliases, TYPE_WORDS), result=False)
+        pointer = _ARRAY_PARAMETER.sub(r"\1 *", text)  # `int a[]` is `int *a`
+        param = _ctype(declarations.resolved(pointer, aliases, TYPE_WORDS), result=False)
         if param is None:
             raise Refused(_UNSUPPORTED, f"{name}: a parameter of type {text!r}")
         params.append(param)
@@ -163,9 +174,14 @@ def _ctype(text: str | None, result: bool) -> CType | None:
     if "*" in text:
         pointee, after = text.split("*")
         named = declarations.WORD.findall(pointee)
-        if [w for w in named if w != "const"] != ["char"] or set(after.split()) - {"const"}:
+        if set(after.split()) - {"const"}:
             return None
-        return CType(text, Kind.STRING, written="const" not in named)
+        if [w for w in named if w != "const"] == ["char"]:
+            return CType(text, Kind.STRING, written="const" not in named)
+        item = _ctype(pointee.strip(), result=False)
+        if result or item is None:  # a returned array's length is nowhere
+            return None
+        return CType(text, Kind.ARRAY, written="const" not in named, item=item)
     plain = [w for w in words if w != "const"]
     if not plain:
         return None
@@ -269,6 +285,8 @@ def _serving(index: int, signature: Signature) -> str:
         lines.append(f"{param.local()} a{i};")
         if param.kind is Kind.STRING:
             lines.append(f"referee_size l{i}; a{i} = referee_get_string(in, &l{i});")
+        elif param.kind is Kind.ARRAY:
+            lines += _array_in(i, param)
         else:
             lines.append(_decode(param.kind, f"a{i}", param.local(), "in"))
     lines.append('referee_done(in, "a call with bytes left over");')
@@ -285,6 +303,8 @@ def _serving(index: int, signature: Signature) -> str:
     for i, param in enumerate(signature.params):
         if param.kind is Kind.STRING and param.written:
             lines.append(f"referee_put_back(out, a{i}, l{i});")
+        elif param.kind is Kind.ARRAY and param.written:
+            lines.append(_array_out(i, param, "out"))
     body = "".join(f"    {line}\n" for line in lines)
     head = f"static void referee_serve_{index}(referee_reader *in, referee_writer *out)"
     return f"{head} {{\n{body}}}\n"
@@ -295,15 +315,20 @@ def _stub(index: int, signature: Signature) -> str:
     signature that calls it in the program's sandbox. Always inlined, so that the size of
     a buffer the test passes is known where it is declared (`referee_limit`)."""
     params = ", ".join(f"{p.text} a{i}" for i, p in enumerate(signature.params)) or "void"
-    lines = [
-        f"referee_size l{i} = referee_limit(a{i}, REFEREE_OBJECT_SIZE(a{i}));"
-        for i, p in enumerate(signature.params)
-        if p.kind is Kind.STRING
-    ]
-    lines += ["referee_call call;", f'referee_begin(&call, {index}u, "{signature.name}");']
+    name = signature.name
+    lines = []
+    for i, p in enumerate(signature.params):
+        if p.kind is Kind.STRING:
+            lines.append(f"referee_size l{i} = referee_limit(a{i}, REFEREE_OBJECT_SIZE(a{i}));")
+        elif p.kind is Kind.ARRAY:
+            sized = f'referee_items(REFEREE_OBJECT_SIZE(a{i}), sizeof *a{i}, "{name}")'
+            lines.append(f"referee_size c{i} = a{i} == 0 ? 0 : {sized};")
+    lines += ["referee_call call;", f'referee_begin(&call, {index}u, "{name}");']
     for i, param in enumerate(signature.params):
         if param.kind is Kind.STRING:
             lines.append(f"referee_put_string(&call.out, a{i}, l{i});")
+        elif param.kind is Kind.ARRAY:
+            lines.append(_array_out(i, param, "&call.out"))
         else:
             lines.append(_encode(param.kind, f"a{i}", "&call.out"))
     lines.append("referee_exchange(&call);")
@@ -317,12 +342,54 @@ def _stub(index: int, signature: Signature) -> str:
     for i, param in enumerate(signature.params):
         if param.kind is Kind.STRING and param.written:
             lines.append(f"referee_get_back(&call, a{i}, l{i});")
+        elif param.kind is Kind.ARRAY and param.written:
+            lines.append(_array_back(i, param))
     lines.append("referee_finish(&call);")
     if returns.kind is not Kind.VOID:
         lines.append("return result;")
     body = "".join(f"    {line}\n" for line in lines)
     inline = "static inline __attribute__((always_inline))"
     return f"{inline} {returns.text} {signature.name}({params}) {{\n{body}}}\n"
+
+
+def _array_in(i: int, param: CType) -> list[str]:
+    """The program's side of array argument ``i``: NULL, or its items in a new array."""
+    assert param.item is not None
+    item = _decode(param.item.kind, f"a{i}[referee_k]", param.item.local(), "in")
+    return [
+        f"referee_size c{i} = 0; a{i} = 0;",
+        f"if (referee_get_bool(in)) {{ c{i} = referee_get_count(in);"
+        f" a{i} = ({param.local()})referee_array(c{i}, sizeof *a{i});"
+        f" for (referee_size referee_k = 0; referee_k < c{i}; ++referee_k) {item} }}",
+    ]
+
+
+def _array_out(i: int, param: CType, writer: str) -> str:
+    """Array argument ``i`` (its ``c{i}`` items) written to ``writer``: sent by the test,
+    or sent back by the program."""
+    assert param.item is not None
+    item = _encode(param.item.kind, f"a{i}[referee_k]", writer)
+    return (
+        f"referee_put_bool({writer}, a{i} != 0); if (a{i} != 0) {{"
+        f" referee_put_u64({writer}, c{i});"
+        f" for (referee_size referee_k = 0; referee_k < c{i}; ++referee_k) {item} }}"
+    )
+
+
+def _array_back(i: int, param: CType) -> str:
+    """The test's side of array argument ``i`` after the call: its items as the program's
+    function left them, exactly as many as the test passed."""
+    assert param.item is not None
+    item = _decode(param.item.kind, f"a{i}[referee_k]", param.item.local(), "&call.in")
+    return (
+        f'if (referee_get_bool(&call.in) != (a{i} != 0)) referee_broken("{_OTHER_ARRAY}");'
+        f" if (a{i} != 0) {{ if (referee_get_count(&call.in) != c{i})"
+        f' referee_broken("{_OTHER_ARRAY}");'
+        f" for (referee_size referee_k = 0; referee_k < c{i}; ++referee_k) {item} }}"
+    )
+
+
+_OTHER_ARRAY = "an array written back of another length"
 
 
 def _prologue(test: str) -> tuple[str, str]:
