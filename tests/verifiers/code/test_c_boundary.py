@@ -55,7 +55,8 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
         ],
     ),
     (  # arrays of numbers: pointers, or declared as arrays of one dimension
-        "void sort(int arr[], int n) {}\nint g(const double xs[10], unsigned char *b) {}",
+        "#define MAX 10\n"
+        "void sort(int arr[], int n) {}\nint g(const double xs[MAX], unsigned char *b) {}",
         "sort(a, 1); g(x, y);",
         [
             S("sort", CType("void", Kind.VOID), (ARRAY_OF_INT, INT)),

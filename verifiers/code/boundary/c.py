@@ -78,8 +78,9 @@ test would compare through."""
 _INCLUDE = re.compile(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>\n]+)>")
 _TYPE_TEXT = re.compile(r"[\w\s*]*")
 _UNSUPPORTED = declarations.UNSUPPORTED
-_ARRAY_PARAMETER = re.compile(r"\A([^\[\]]*?)\s*\b[A-Za-z_]\w*\s*\[\s*\d*\s*\]\s*\Z")
-"""A parameter declared as an array of one dimension (its name, then ``[]`` or ``[n]``)."""
+_ARRAY_PARAMETER = re.compile(r"\A([^\[\]]*?)\s*\b[A-Za-z_]\w*\s*\[[^\[\]]*\]\s*\Z")
+"""A parameter declared as an array of one dimension (its name, then ``[]``, ``[10]``,
+``[MAX]``: C ignores the size)."""
 _UNSIGNED = frozenset({"unsigned", "size_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"})
 _BASE_HEADERS = (
     "assert.h", "ctype.h", "errno.h", "fenv.h", "float.h", "inttypes.h", "limits.h",
