@@ -68,9 +68,8 @@ class _Rules:
     comments and literals blanked)."""
     shadows: Callable[[str, str, str], list[str]] | None = None
     """The library functions or types the program (code, test, setup) would stand in
-    for, so that the test compares through the program's (C: functions defined anew
-    or named like the test's own; Java: types under a library type's name; Go and
-    Rust: the predeclared names and the prelude's)."""
+    for, so that the test compares through the program's (Java: types under a library
+    type's name; Go and Rust: the predeclared names and the prelude's)."""
 
 
 def check_language(language: str, linked: Iterable[str] = ("python3",)) -> None:

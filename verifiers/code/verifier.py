@@ -23,6 +23,7 @@ from referee.sandbox import Case, CaseOutcome, CompileStatus, Limits, RunReport,
 from referee.verifiers.base import (
     RUNS_SHARE,
     ItemInvalid,
+    ItemTimeout,
     ItemVerifier,
     Outcome,
     Params,
@@ -330,18 +331,20 @@ _FailedBuild = tuple[CompileStatus, str, str]
 
 def _failed_build(report: RunReport, tester_alone: bool) -> _FailedBuild | None:
     """The program's failed build, else the tests' (a linked run's peer, built with the
-    program's functions), else None. Raises `ItemInvalid` for a tests' build that failed
-    with nothing of the program's in it (``tester_alone``): the reference's fault."""
+    program's functions), else None. A tests' build with nothing of the program's in it
+    (``tester_alone``) is never the program's 0: its error is the reference's
+    (`ItemInvalid`), its running out of time the item's (`ItemTimeout`)."""
     peer = report.peer_compile
     if tester_alone and peer is not None and peer.status is CompileStatus.ERROR:
         text = peer.output[-COMPILE_OUTPUT_CHARS:]
         raise ItemInvalid("invalid_reference", f"reference: the test does not compile: {text}")
-    sides = (
-        (report.compile, "the program does not compile"),
-        (peer, "the test does not compile with the program's functions"),
-    )
+    sides = [(report.compile, "the program does not compile")]
+    if not tester_alone:
+        sides.append((peer, "the test does not compile with the program's functions"))
     for compiled, meaning in sides:
         if compiled is not None and compiled.status in (CompileStatus.ERROR, CompileStatus.TIMEOUT):
             text = compiled.output[-COMPILE_OUTPUT_CHARS:] or f"compile {compiled.status.value}"
             return compiled.status, text, meaning
+    if peer is not None and peer.status is CompileStatus.TIMEOUT:
+        raise ItemTimeout("the tests' build ran out of time")
     return None

@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
+from referee.sandbox import CompileOutcome, CompileStatus, RunReport
 from referee.verifiers import Result, Status
+from referee.verifiers.base import ItemInvalid, ItemTimeout
 from referee.verifiers.code.boundary import assembly
+from referee.verifiers.code.verifier import _failed_build
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
 
 MULTIPL_E = (
@@ -85,3 +88,34 @@ def test_typescripts_own_words_are_no_program_names() -> None:
     ``interface``) could not even be the tests' parameters."""
     assert assembly.js_program_names(MULTIPL_E) == ["has_close_elements"]
     assert assembly.js_program_names("let p: Point = f(1 as number) as any;") == ["Point", "f"]
+
+
+def _built(status: CompileStatus | None) -> CompileOutcome | None:
+    return None if status is None else CompileOutcome(status=status, output="out")
+
+
+OK, ERROR, LATE = CompileStatus.OK, CompileStatus.ERROR, CompileStatus.TIMEOUT
+
+# (the tester holds nothing of the program's, the program's build, the tests', outcome)
+BUILDS: list[tuple[bool, CompileStatus | None, CompileStatus | None, object]] = [
+    (True, OK, ERROR, ItemInvalid),  # the reference's test does not compile
+    (True, OK, LATE, ItemTimeout),  # the tests' build ran out of the item's time
+    (True, ERROR, LATE, "the program does not compile"),  # the program's fault first
+    (True, OK, OK, None),
+    (False, OK, ERROR, "the test does not compile with the program's functions"),  # C, C++
+    (False, OK, LATE, "the test does not compile with the program's functions"),
+]
+
+
+@pytest.mark.parametrize(("alone", "program", "tests", "outcome"), BUILDS)
+def test_whose_failed_build_it_is(
+    alone: bool, program: CompileStatus, tests: CompileStatus, outcome: object
+) -> None:
+    """A tests' build with nothing of the program's in it is never the program's 0."""
+    report = RunReport(compile=_built(program), peer_compile=_built(tests))
+    if isinstance(outcome, type):
+        with pytest.raises(outcome):
+            _failed_build(report, alone)
+    else:
+        failed = _failed_build(report, alone)
+        assert (failed[2] if failed else None) == outcome
