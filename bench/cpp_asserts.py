@@ -23,6 +23,7 @@ import platform
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -123,23 +124,35 @@ def naive_one(item: Item, folder: Path, index: int) -> bool:
     return ran.returncode == 0
 
 
-def bench_naive(work: list[tuple[Item, bool]], threads: int) -> dict[str, Any]:
+Naive = Callable[[Item, Path, int], bool]
+"""One response the naive way: (the item, a scratch folder, its index) -> passed."""
+
+
+def bench_naive(work: list[tuple[Item, bool]], threads: int, one: Naive) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            passed = list(pool.map(lambda a: naive_one(a[1][0], Path(tmp), a[0]), enumerate(work)))
+            passed = list(pool.map(lambda a: one(a[1][0], Path(tmp), a[0]), enumerate(work)))
         wall = time.perf_counter() - start
     right = sum(p == ok for p, (_, ok) in zip(passed, work, strict=True))
     return {"wall_s": wall, "items_per_s": len(work) / wall, "right": right}
 
 
-def run(work: list[tuple[Item, bool]], name: str, group: int, out: Path) -> None:
-    """Both paths on ``work``, printed and written to ``out``/``name``.json."""
+def run(
+    work: list[tuple[Item, bool]],
+    name: str,
+    group: int,
+    out: Path,
+    naive: tuple[str, Naive] | None = None,
+) -> None:
+    """Both paths on ``work``, printed and written to ``out``/``name``.json; ``naive``
+    names and runs the baseline's one response (default: appended, compiled, run)."""
     cores = os.cpu_count() or 1
-    compiler = COMPILERS[work[0][0].params["language"]][0]
+    compiler = COMPILERS.get(work[0][0].params["language"], ("",))[0]
+    label, one = naive or (f"test appended, {compiler} and run", naive_one)
     rows = {
         "referee (two linked sandboxes an item)": bench_referee(work, cores),
-        f"naive: test appended, {compiler} and run, {cores} threads": bench_naive(work, cores),
+        f"naive: {label}, {cores} threads": bench_naive(work, cores, one),
     }
     problems = len(work) // group
     print(f"{problems} problems x {group} responses, {cores} cores, {platform.platform()}")

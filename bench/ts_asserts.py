@@ -14,17 +14,10 @@ Usage: python -m bench.ts_asserts [--group 8] [--out bench/results]
 
 from __future__ import annotations
 
-import json
-import os
-import platform
 import subprocess
-import tempfile
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-from bench.cpp_asserts import arguments, bench_referee
+from bench.cpp_asserts import arguments, run
 from referee.sandbox.languages import TS_TRANSPILE
 from referee.verifiers import Item
 
@@ -98,33 +91,10 @@ def naive_one(item: Item, folder: Path, index: int) -> bool:
     return ran.returncode == 0
 
 
-def bench_naive(work: list[tuple[Item, bool]], threads: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        start = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            passed = list(pool.map(lambda a: naive_one(a[1][0], Path(tmp), a[0]), enumerate(work)))
-        wall = time.perf_counter() - start
-    right = sum(p == ok for p, (_, ok) in zip(passed, work, strict=True))
-    return {"wall_s": wall, "items_per_s": len(work) / wall, "right": right}
-
-
 def main() -> None:
     args = arguments()
-    cores = os.cpu_count() or 1
-    work = items(args.group)
-    rows = {
-        "referee (two linked sandboxes an item)": bench_referee(work, cores),
-        f"naive: test appended, transpiled and run, {cores} threads": bench_naive(work, cores),
-    }
-    print(
-        f"{len(PROBLEMS)} problems x {args.group} responses, {cores} cores, {platform.platform()}"
-    )
-    print(f"{'path':50} {'wall s':>8} {'items/s':>8} {'scored right':>13}")
-    for path, row in rows.items():
-        print(f"{path:50} {row['wall_s']:8.2f} {row['items_per_s']:8.2f} {row['right']:>13}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    record = {"rows": rows, "cores": cores, "group": args.group}
-    (args.out / "ts_asserts.json").write_text(json.dumps(record, indent=2))
+    naive = ("test appended, transpiled and run", naive_one)
+    run(items(args.group), "ts_asserts", args.group, args.out, naive)
 
 
 if __name__ == "__main__":
