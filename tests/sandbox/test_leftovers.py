@@ -54,10 +54,12 @@ def _program_runs() -> bool:
     return False
 
 
-def _start_and_kill(work_root: Path, when: str) -> int:
+def _start_and_kill(work_root: Path, when: str) -> tuple[int, list[Path]]:
     """Start a run in a child process, SIGKILL the child once ``when`` holds ("dir": its
     program directory exists, so bwrap may not even be started; "running": the sandboxed
-    program runs), and return the child's pid."""
+    program runs), and return the child's pid and the cgroups it had made, read while it
+    lived: once it is dead any sandbox starting on this host (another test worker's)
+    may sweep them first."""
     child = subprocess.Popen(
         [sys.executable, "-c", _KILLED_MID_RUN],
         cwd=REPO,
@@ -70,25 +72,26 @@ def _start_and_kill(work_root: Path, when: str) -> int:
             assert _program_runs(), "the run never started"
         assert _made_by(child.pid, work_root)[0], "the run never started"
     finally:
+        groups = _made_by(child.pid, work_root)[1]
         child.send_signal(signal.SIGKILL)
         child.wait()
-    return child.pid
+    return child.pid, groups
 
 
 @needs_bwrap
 def test_what_a_killed_process_left_is_swept(work_root: Path) -> None:
-    pid = _start_and_kill(work_root, "running")
+    pid, made = _start_and_kill(work_root, "running")
     _wait_for(lambda: not sandboxed_pids(), timeout=5)
     assert sandboxed_pids() == [], "the sandbox did not die with its maker"
     dirs, groups = _made_by(pid, work_root)
     assert dirs, "nothing was left behind: this test proves nothing"
-    assert bool(groups) == (cgroups.detect() is not None)
+    assert bool(made) == (cgroups.detect() is not None)
 
     swept = leftovers.sweep(work_root)
 
     assert _made_by(pid, work_root) == ([], [])
     assert swept.directories >= 1
-    assert swept.cgroups >= len(groups)
+    assert swept.cgroups >= len(groups)  # those another worker's sweep had not taken
 
 
 @needs_bwrap
@@ -98,7 +101,7 @@ def test_a_sandbox_orphaned_while_starting_is_killed_by_the_sweep(
 ) -> None:
     """Killed before bwrap armed --die-with-parent, the sandbox would run on with nobody
     to enforce its wall limit (the program sleeps 60 s): the sweep must end it."""
-    pid = _start_and_kill(work_root, "dir")
+    pid, _ = _start_and_kill(work_root, "dir")
     time.sleep(0.5)  # let a fork in flight reach bwrap
     leftovers.sweep(work_root)
     _wait_for(lambda: not sandboxed_pids(), timeout=5)
