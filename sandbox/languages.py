@@ -142,6 +142,7 @@ _C_FAMILY_FLAGS = (
     r"-U[A-Za-z_][A-Za-z0-9_]*",
     r"-l(?:m|pthread|rt|stdc\+\+)",
     r"-pthread",
+    r"-ftrivial-auto-var-init=(?:zero|pattern|uninitialized)",
     r"-march=native|-mtune=native|-m(?:avx2|sse4\.2|popcnt|bmi2?)",
     r"-f(?:no-)?(?:exceptions|rtti|strict-aliasing|omit-frame-pointer|wrapv|trapv|"
     r"unroll-loops|inline-functions|fast-math)",

@@ -416,6 +416,24 @@ def test_a_message_past_the_cap_fails_the_test(score_many: ScoreMany) -> None:
     assert result.reward == 0.0 and "larger than 64 MiB" in result.details["cases"][0]["diff"]
 
 
+def test_the_program_never_sees_the_tests_uninitialised_memory(score_many: ScoreMany) -> None:
+    """An out-parameter goes with what the test's object holds: left uninitialised, that
+    was the test's old stack (an earlier helper's expected values). The test's side is
+    built with automatic variables zeroed, so the program sees zeros."""
+    code = (
+        "int peek(const int *out) {\n"
+        "  for (int i = 0; i < 256; i++) if (out[i] == 424242) return 1;\n  return 0;\n}"
+    )
+    test = (
+        "__attribute__((noinline)) static int secret(int x) {\n"
+        "  volatile int v[256]; for (int i = 0; i < 256; i++) v[i] = x; return v[9]; }\n"
+        "__attribute__((noinline)) static int probe(void) { int out[256]; return peek(out); }\n"
+        "int main() { assert(secret(424242) && probe() == 0); }"
+    )
+    result = _score(score_many, code, test)
+    assert result.status is Status.OK and result.reward == 1.0, result.details
+
+
 def test_an_array_the_compiler_cannot_size_is_the_references_fault(
     score_many: ScoreMany,
 ) -> None:

@@ -353,3 +353,21 @@ def test_a_test_that_does_not_compile_with_the_programs_functions(score_many: Sc
     result = _score(score_many, code, "int main() { assert(f(3) == 1); }")
     assert result.status is Status.OK and result.reward == 0.0
     assert result.details["message"] == "the test does not compile with the program's functions"
+
+
+def test_the_program_never_sees_the_tests_uninitialised_memory(score_many: ScoreMany) -> None:
+    """As for C: an argument left uninitialised by the test held its old stack."""
+    code = (
+        "#include <array>\n"
+        "int peek(std::array<int, 256> &out) {\n"
+        "  for (int x : out) if (x == 424242) return 1;\n  return 0;\n}"
+    )
+    test = (
+        "__attribute__((noinline)) static int secret(int x) {\n"
+        "  volatile int v[256]; for (int i = 0; i < 256; i++) v[i] = x; return v[9]; }\n"
+        "__attribute__((noinline)) static int probe() {\n"
+        "  std::array<int, 256> out; return peek(out); }\n"
+        "int main() { assert(secret(424242) && probe() == 0); }"
+    )
+    result = _score(score_many, code, test)
+    assert result.status is Status.OK and result.reward == 1.0, result.details

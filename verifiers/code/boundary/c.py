@@ -40,7 +40,7 @@ from importlib import resources
 from referee.sandbox import Program
 from referee.verifiers.code import native
 from referee.verifiers.code.boundary import declarations
-from referee.verifiers.code.boundary.declarations import Refused
+from referee.verifiers.code.boundary.declarations import ZEROED, Refused
 
 HEADER = "referee_boundary.h"
 TEST_MAIN = "referee_test_main"
@@ -225,7 +225,7 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
         "int main(int argc, char **argv) {\n"
         f"    return referee_run_test((int (*)(int, char **)){TEST_MAIN}, argc, argv);\n}}\n"
     )
-    return Program(language="c", source=source, files=_header())
+    return Program(language="c", source=source, files=_header(), build_flags=[ZEROED])
 
 
 _ASSERTS = (

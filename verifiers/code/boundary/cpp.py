@@ -40,7 +40,7 @@ from importlib import resources
 from referee.sandbox import Program
 from referee.verifiers.code import native
 from referee.verifiers.code.boundary import declarations
-from referee.verifiers.code.boundary.declarations import Refused
+from referee.verifiers.code.boundary.declarations import ZEROED, Refused
 
 HEADER = "referee_boundary.hpp"
 TEST_MAIN = "referee_test_main"
@@ -176,7 +176,7 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
         "    return referee_boundary::run_test(\n"
         f"        reinterpret_cast<int (*)(int, char **)>(&{TEST_MAIN}), argc, argv);\n}}\n"
     )
-    return Program(language="cpp", source=source, files=_header())
+    return Program(language="cpp", source=source, files=_header(), build_flags=[ZEROED])
 
 
 _FLUSH_COUT = (

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from referee.verifiers.code import identifiers, native
 
 UNSUPPORTED = "unsupported_signature"
+ZEROED = "-ftrivial-auto-var-init=zero"
+"""The test's side is built with its automatic variables zeroed: an argument goes with
+what the test's object holds, and an out-parameter the test left uninitialised held
+its old stack (an earlier helper's expected values), which the program could read."""
 """The flag of a function whose types cannot cross."""
 
 _DIRECTIVE = re.compile(r"(?m)^[ \t]*(?:#|%:)(?:[^\n]*\\\n)*[^\n]*")
