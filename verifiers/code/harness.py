@@ -89,6 +89,8 @@ class Plan:
     cases: list[Case]
     tester: Program | None = None
     completion: Proof | None = None
+    verdict_key: str = ""
+    """What the tester's verdict line carries (the program never sees it)."""
     tester_alone: bool = False
     """The tester holds nothing of the program's (its build failing is the reference's
     fault); C's and C++'s hold stubs made from the program's signatures."""
@@ -108,13 +110,13 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         exported = cpp.signatures(code, test, suite.setup)
         program = cpp.program(code, suite.setup, exported)
         tester = cpp.tester(code, suite.setup, test, exported)
-        return Plan(program, [Case()], tester=tester)
+        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
     if language == "c":
         code, test = inprocess.finished(code, suite.test)
         functions = c.signatures(code, test, suite.setup)
         program = c.program(code, suite.setup, functions)
         tester = c.tester(code, suite.setup, test, functions)
-        return Plan(program, [Case()], tester=tester)
+        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
     if language not in assembly.LINKED_LANGUAGES:
         program = inprocess.program(language, suite.setup, code, suite.test, proof)
         return Plan(program, [inprocess.case(language, proof)], completion=proof)
@@ -126,12 +128,13 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         cases = [Case(stdin=c.stdin) for c in suite.cases]
         return Plan(Program(language=language, source=prefix + code + driver), cases)
     cases = [
-        assembly.tester_case(c.stdin, suite.setup, language, i) for i, c in enumerate(suite.cases)
+        assembly.tester_case(c.stdin, suite.setup, proof.key, language, i)
+        for i, c in enumerate(suite.cases)
     ]
     program = assembly.program(code, suite.setup, language)
     tests = tuple(c.stdin for c in suite.cases)
     tester = assembly.tester(language, suite.setup, tests)
-    return Plan(program, cases, tester=tester, tester_alone=True)
+    return Plan(program, cases, tester=tester, verdict_key=proof.key, tester_alone=True)
 
 
 def _as_command(code: str, language: str) -> str:

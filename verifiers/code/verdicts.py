@@ -65,6 +65,8 @@ class Rules:
     tolerance: Tolerance
     accept_wrapped_output: bool = False
     completion: Proof | None = None
+    verdict_key: str = ""
+    """What a tester's verdict line carries (`harness.Plan.verdict_key`)."""
 
 
 def judge(
@@ -77,7 +79,7 @@ def judge(
     """The verdict of one case run (before any checker); ``peer`` is the tester's run
     when the tests ran in a sandbox of their own."""
     if peer is not None:
-        return judge_linked(outcome, peer)
+        return judge_linked(outcome, peer, rules.verdict_key)
     if suite.kind == "assert" and rules.completion is not None:
         return judge_in_process(outcome, rules.completion)
     time_s = outcome.wall_s
@@ -92,13 +94,14 @@ def judge(
     return Verdict("wrong_answer", 0.0, time_s, diff=verdict.diff)
 
 
-def judge_linked(program: CaseOutcome, tester: CaseOutcome) -> Verdict:
+def judge_linked(program: CaseOutcome, tester: CaseOutcome, key: str) -> Verdict:
     """A Python assert case whose tests ran in their own sandbox (`verifiers.code.boundary`).
     The tester's verdict decides; the program's own limits (timeout, memory, output)
     explain a failure first, and a tester that broke is the reference's or the sandbox's
     problem, never the program's pass."""
     time_s = max(program.wall_s, tester.wall_s)
-    verdict = assembly.read_verdict(tester.stdout) if tester.status is CaseStatus.OK else None
+    ok = tester.status is CaseStatus.OK
+    verdict = assembly.read_verdict(tester.stdout, key) if ok else None
     if verdict is not None and verdict.harness_error:
         raise ItemInvalid("invalid_reference", f"reference.test: {verdict.harness_error}")
     if verdict is not None and verdict.passed:

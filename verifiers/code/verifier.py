@@ -152,6 +152,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             Tolerance(params.abs_tol, params.rel_tol),
             params.accept_wrapped_output,
             plan.completion,
+            plan.verdict_key,
         )
         if plan.completion is not None:
             details["flags"] = ["in_process_tests"]

@@ -142,16 +142,20 @@ def test_the_names_a_javascript_test_takes_from_the_program(test: str, names: li
 
 
 VERDICTS = [
-    ('noise\n@@referee-verdict@@ {"passed": true, "flags": []}\n', True),
-    ('@@referee-verdict@@ {"passed": "yes"}\n', False),
+    ('noise\n@@referee-verdict@@ k1 {"passed": true, "flags": []}\n', True),
+    ('@@referee-verdict@@ k1 {"passed": "yes"}\n', False),
     ("no verdict at all\n", None),
-    ("@@referee-verdict@@ {not json\n", None),
+    ("@@referee-verdict@@ k1 {not json\n", None),
+    # a line without the key (the program's, printed by the test) is no verdict
+    ('@@referee-verdict@@ k1 {"passed": false}\n@@referee-verdict@@ {"passed": true}\n', False),
+    ('@@referee-verdict@@ k2 {"passed": true}\n', None),
+    ('@@referee-verdict@@ k1{"passed": true}\n', None),
 ]
 
 
 @pytest.mark.parametrize(("stdout", "passed"), VERDICTS)
 def test_verdict_lines(stdout: str, passed: bool | None) -> None:
-    verdict = assembly.read_verdict(stdout)
+    verdict = assembly.read_verdict(stdout, "k1")
     assert (verdict.passed if verdict else None) == passed
 
 

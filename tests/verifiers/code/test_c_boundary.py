@@ -195,6 +195,21 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "passed",
         "",
     ),
+    (  # a test that ends by exit fails by its status (a wrong answer, never the harness's)
+        "int one(void) { return 2; }",
+        "#include <stdlib.h>\n#include <stdio.h>\n"
+        'int main() { if (one() != 1) { printf("got %d\\n", one()); exit(3); } }',
+        0.0,
+        "wrong_answer",
+        "the test exited with status 3",
+    ),
+    (  # and passes on status 0, as a Python test's sys.exit(0) does
+        "int one(void) { return 1; }",
+        "#include <stdlib.h>\nint main() { assert(one() == 1); exit(0); }",
+        1.0,
+        "passed",
+        "",
+    ),
     (  # one process serves every call: its state carries over, as in one program
         "int count(void) { static int n = 0; return ++n; }",
         "int main() { count(); count(); assert(count() == 3); }",

@@ -145,6 +145,21 @@ PRELUDE = "#include <bits/stdc++.h>\nusing namespace std;\n"
 
 # (program, test, reward, the case's status or flag, text in its diff or message)
 CALLS: list[tuple[str, str, float, str, str]] = [
+    (  # a test that ends by exit fails by its status (a wrong answer, never the harness's)
+        "int one() { return 2; }",
+        "#include <cstdlib>\n#include <iostream>\n"
+        "int main() { if (one() != 1) { std::cout << one(); std::exit(3); } }",
+        0.0,
+        "wrong_answer",
+        "the test exited with status 3",
+    ),
+    (  # and passes on status 0, as a Python test's sys.exit(0) does
+        "int one() { return 1; }",
+        "#include <cstdlib>\nint main() { assert(one() == 1); std::exit(0); }",
+        1.0,
+        "passed",
+        "",
+    ),
     (  # values of every kind cross both ways; out-parameters come back
         PRELUDE + "map<string, vector<optional<double>>> f(vector<tuple<int, bool>> v,"
         " set<string>& seen, unsigned long long big, char c, array<short, 2> a) {\n"

@@ -117,18 +117,19 @@ def tester(language: str = "python3", setup: str = "", tests: tuple[str, ...] = 
     return Program(language="python3", source=source)
 
 
-def tester_case(test: str, setup: str, language: str = "python3", index: int = 0) -> Case:
-    """The case the tester reads: which names to proxy, then the test code (TypeScript's:
-    the transpiled file of test ``index``)."""
+def tester_case(test: str, setup: str, key: str, language: str = "python3", index: int = 0) -> Case:
+    """The case the tester reads: the verdict's ``key`` (`read_verdict`), which names to
+    proxy, then the test code (TypeScript's: the transpiled file of test ``index``)."""
     if language in ("javascript", "typescript"):
-        spec: dict[str, Any] = {"names": js_program_names(setup + "\n" + test)}
+        spec: dict[str, Any] = {"names": js_program_names(setup + "\n" + test), "key": key}
         if language == "typescript":
             spec["file"] = ts_test_file(index, ".js")
             return Case(stdin=json.dumps(spec) + "\n")
         return Case(stdin=json.dumps(spec) + "\n" + setup + "\n" + test)
     if language == "bash":  # the program names its own functions
-        return Case(stdin=f"{setup}\n{test}\n")
-    spec = {"names": program_names(test, setup), "setup": setup, "nodes": node_classes(setup)}
+        return Case(stdin=f"{key}\n{setup}\n{test}\n")
+    names = program_names(test, setup)
+    spec = {"names": names, "setup": setup, "nodes": node_classes(setup), "key": key}
     return Case(stdin=json.dumps(spec) + "\n" + test)
 
 
@@ -353,12 +354,17 @@ def _collect(tree: ast.AST, loaded: set[str], bound: set[str]) -> None:
             bound.update(node.names)
 
 
-def read_verdict(stdout: str) -> TestVerdict | None:
-    """The tester's verdict from its stdout (its last marked line); None without one."""
+def read_verdict(stdout: str, key: str) -> TestVerdict | None:
+    """The tester's verdict from its stdout (its last line marked with ``key``); None
+    without one. The key is the host's, per item, and only the tester's harness holds
+    it: a test that prints what the program returned and then exits prints a line the
+    program wrote, which was the last marked line (a forged pass scored 1.0 in C,
+    JavaScript and Python: ``forged_verdict``)."""
+    mark = f"{VERDICT_MARK}{key} "
     for line in reversed(stdout.splitlines()):
-        if line.startswith(VERDICT_MARK):
+        if line.startswith(mark):
             try:
-                data: dict[str, Any] = json.loads(line[len(VERDICT_MARK) :])
+                data: dict[str, Any] = json.loads(line[len(mark) :])
             except ValueError:
                 return None
             return TestVerdict(

@@ -43,6 +43,7 @@ extern int referee_libc_fflush(void *) __asm__("fflush");
 extern int *referee_libc_errno(void) __asm__("__errno_location");
 typedef void (*referee_handler)(int);
 extern referee_handler referee_libc_signal(int, referee_handler) __asm__("signal");
+extern int referee_libc_on_exit(void (*)(int, void *), void *) __asm__("on_exit");
 
 #define REFEREE_EINTR 4
 #define REFEREE_MAX_MESSAGE (64u << 20)
@@ -69,6 +70,11 @@ typedef struct {
 /* Whose side this is (the test's, once it runs), and the function being called. */
 static int referee_testing;
 static const char *referee_calling = "";
+/* What the verdict line carries: the host's, per item, read from stdin before the test
+ * runs. A line the program made the test print (and then exit) never carries it. */
+#define REFEREE_MAX_KEY 64
+static char referee_key[REFEREE_MAX_KEY + 1];
+static referee_size referee_key_size;
 
 static void referee_conclude(int passed, const char *const *parts, int count)
     __attribute__((noreturn));
@@ -449,13 +455,21 @@ static void referee_put_json(referee_writer *out, const char *text, referee_size
     referee_raw(out, "\"", 1);
 }
 
+/* The start of a verdict line: the mark and the key. */
+static void referee_mark(referee_writer *line) {
+    static const char mark[] = "\n@@referee-verdict@@ ";
+    referee_raw(line, mark, sizeof mark - 1);
+    referee_raw(line, referee_key, referee_key_size);
+}
+
 /* The test itself cannot be run as given (the reference's fault, never the program's
  * 0): say so and end the process. */
 static REFEREE_UNUSED void referee_harness_error(const char *what) __attribute__((noreturn));
 static void referee_harness_error(const char *what) {
-    static const char start[] = "\n@@referee-verdict@@ {\"passed\": false, \"harness_error\": ";
+    static const char start[] = " {\"passed\": false, \"harness_error\": ";
     referee_writer line = {0, 0, 0};
     referee_libc_fflush(0);
+    referee_mark(&line);
     referee_raw(&line, start, sizeof start - 1);
     referee_put_json(&line, what, 2000);
     referee_raw(&line, "}\n", 2);
@@ -484,12 +498,13 @@ static REFEREE_UNUSED referee_size referee_items(referee_size known, referee_siz
 /* Say how the test ended (its own output first) and end the process; the message is
  * `parts` one after the other. */
 static void referee_conclude(int passed, const char *const *parts, int count) {
-    static const char start[] = "\n@@referee-verdict@@ {\"passed\": ";
+    static const char start[] = " {\"passed\": ";
     static const char middle[] = ", \"message\": ";
     referee_writer line = {0, 0, 0}, text = {0, 0, 0};
     referee_libc_fflush(0);
     for (int i = 0; i < count; ++i) referee_raw(&text, parts[i], referee_length(parts[i]));
     referee_raw(&text, "", 1);
+    referee_mark(&line);
     referee_raw(&line, start, sizeof start - 1);
     referee_raw(&line, passed ? "true" : "false", passed ? 4 : 5);
     referee_raw(&line, middle, sizeof middle - 1);
@@ -501,12 +516,35 @@ static void referee_conclude(int passed, const char *const *parts, int count) {
 
 static void referee_on_signal(int number) {
     /* async-signal-safe: write and _exit only */
-    static const char line[] =
-        "\n@@referee-verdict@@ {\"passed\": false, \"message\": \"the test crashed (a "
-        "signal) on the program's values\"}\n";
+    static const char mark[] = "\n@@referee-verdict@@ ";
+    static const char rest[] =
+        " {\"passed\": false, \"message\": \"the test crashed (a signal) on the program's "
+        "values\"}\n";
     (void)number;
-    referee_write_all(1, line, sizeof line - 1);
+    referee_write_all(1, mark, sizeof mark - 1);
+    referee_write_all(1, referee_key, referee_key_size);
+    referee_write_all(1, rest, sizeof rest - 1);
     referee_libc_exit(0);
+}
+
+/* The test called exit: it passes on status 0 (as a Python test's sys.exit(0) does). */
+static void referee_on_exit(int status, void *unused) {
+    char digits[12];
+    int at = 12, negative = status < 0;
+    unsigned magnitude = negative ? 0u - (unsigned)status : (unsigned)status;
+    (void)unused;
+    if (status == 0) referee_conclude(1, (const char *[]){""}, 1);
+    digits[--at] = '\0';
+    do digits[--at] = (char)('0' + magnitude % 10); while ((magnitude /= 10) != 0);
+    if (negative) digits[--at] = '-';
+    referee_conclude(0, (const char *[]){"the test exited with status ", digits + at}, 2);
+}
+
+/* The verdict's key: the first line of stdin (the rest is the test's). */
+static void referee_read_key(void) {
+    char c;
+    while (referee_key_size < REFEREE_MAX_KEY && referee_libc_read(0, &c, 1) == 1 && c != '\n')
+        referee_key[referee_key_size++] = c;
 }
 
 static REFEREE_UNUSED void referee_assertion_failed(const char *what) __attribute__((noreturn));
@@ -522,6 +560,8 @@ static REFEREE_UNUSED int referee_run_test(int (*test_main)(int, char **), int a
     /* a program that died closed its end: a call's write then fails (EPIPE) and says so,
      * where SIGPIPE would end the test without a verdict */
     referee_libc_signal(13, (referee_handler)1); /* SIGPIPE, SIG_IGN */
+    referee_read_key();
+    referee_libc_on_exit(referee_on_exit, 0);
     referee_testing = 1;
     int status = test_main(argc, argv);
     if (status != 0) referee_conclude(0, (const char *[]){"the test's main returned non-zero"}, 1);

@@ -1,4 +1,4 @@
-// The boundary between a C++ program and its assert tests (`verifiers.code.native_split`).
+// The boundary between a C++ program and its assert tests (`verifiers.code.boundary.cpp`).
 //
 // The program's functions run in one sandbox, served by `serve`; the test runs in a second
 // sandbox, where each of those functions is a stub that sends its arguments over the
@@ -396,9 +396,22 @@ inline std::string json_text(const std::string& text) {
     return quoted + "\"";
 }
 
+// What the verdict line carries: the host's, per item, read from stdin before the test
+// runs. A line the program made the test print (and then exit) never carries it.
+inline char verdict_key[65];
+inline std::size_t verdict_key_size = 0;
+
+// Called first thing in the tests' main (a verdict may come before the test runs).
+inline void read_verdict_key() {
+    char c;
+    while (verdict_key_size < sizeof verdict_key - 1 && ::read(0, &c, 1) == 1 && c != '\n')
+        verdict_key[verdict_key_size++] = c;
+}
+
 inline std::string verdict_line(bool passed, const std::string& message, const char* flag) {
     std::string flags = flag == nullptr ? "" : std::string(", \"flags\": [\"") + flag + "\"]";
-    return std::string("\n@@referee-verdict@@ {\"passed\": ") + (passed ? "true" : "false") +
+    return std::string("\n@@referee-verdict@@ ") + std::string(verdict_key, verdict_key_size) +
+           " {\"passed\": " + (passed ? "true" : "false") +
            ", \"message\": " + json_text(message.substr(0, 2000)) + flags + "}\n";
 }
 
@@ -462,13 +475,22 @@ R call(std::uint32_t index, const char* name, std::remove_reference_t<A>&... arg
 
 inline void on_signal(int number) {
     // async-signal-safe: write and _exit only
-    static const char line[] =
-        "\n@@referee-verdict@@ {\"passed\": false, \"message\": \"the test crashed (a "
-        "signal) on the program's values\"}\n";
+    static const char mark[] = "\n@@referee-verdict@@ ";
+    static const char rest[] =
+        " {\"passed\": false, \"message\": \"the test crashed (a signal) on the program's "
+        "values\"}\n";
     (void)number;
-    ssize_t ignored = ::write(1, line, sizeof line - 1);
+    ssize_t ignored = ::write(1, mark, sizeof mark - 1);
+    ignored = ::write(1, verdict_key, verdict_key_size);
+    ignored = ::write(1, rest, sizeof rest - 1);
     (void)ignored;
     ::_exit(0);
+}
+
+// The test called exit: it passes on status 0 (as a Python test's sys.exit(0) does).
+inline void on_exit_called(int status, void*) {
+    if (status == 0) conclude(true, "");
+    conclude(false, "the test exited with status " + std::to_string(status));
 }
 
 // Run the test's main (renamed): the verdict is printed however it ends.
@@ -478,6 +500,7 @@ inline int run_test(int (*test_main)(int, char**), int argc, char** argv) {
     // where SIGPIPE would end the test without a verdict
     std::signal(SIGPIPE, SIG_IGN);
     std::set_terminate([] { conclude(false, "the test ended by std::terminate"); });
+    ::on_exit(on_exit_called, nullptr);
     int status = 0;
     try {
         status = test_main(argc, argv);

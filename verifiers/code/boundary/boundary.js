@@ -6,10 +6,12 @@
 //   (REFEREE_CHANNEL_IN / REFEREE_CHANNEL_OUT name the fds): call a name or a held object,
 //   or read a property. Results cross as plain values only; anything else stays here and
 //   the tests get a handle they can call but never compare.
-// - test(): the tests' side. Reads {"names": [...]} and the test code on stdin, binds each
-//   name to a synchronous proxy, runs the test with the real `require`, and prints the
-//   verdict as the last line: VERDICT_MARK + {"passed", "message", "flags",
-//   "harness_error"}.
+// - test(): the tests' side. Reads {"names": [...], "key": ...} and the test code on stdin,
+//   binds each name to a synchronous proxy, runs the test with the real `require`, and
+//   prints the verdict as the last line: VERDICT_MARK, the key (the host's, per item: a
+//   line the program made the test print never carries it), and {"passed", "message",
+//   "flags", "harness_error"}. A test that ends the process (process.exit) gets a verdict
+//   too: it passes on status 0, as a Python test's sys.exit(0) does.
 //
 // Plain values: null, booleans, strings, numbers ({"f": "NaN"|"Infinity"|"-Infinity"|
 // "-0"} for the ones JSON lacks), {"u": 0} undefined, {"n": "123"} BigInt, {"l": [...]}
@@ -345,6 +347,24 @@ function test() {
   const spec = JSON.parse(input.slice(0, newline));
   const link = makeLink(new Channel());
   const verdict = { passed: false, message: "", harness_error: "" };
+  let concluded = false;
+  const conclude = () => {
+    concluded = true;
+    if (link.gone) {
+      verdict.passed = false;
+      verdict.message = verdict.message || "the program exited before the tests finished";
+    }
+    verdict.message = verdict.message.slice(0, 300);
+    verdict.flags = Array.from(link.flags).sort();
+    fs.writeSync(1, "\n" + VERDICT_MARK + spec.key + " " + JSON.stringify(verdict) + "\n");
+  };
+  process.on("exit", (status) => {
+    if (concluded) return;
+    verdict.passed = status === 0 && !link.gone;
+    verdict.message = verdict.passed ? "" : "the test exited with status " + status;
+    conclude();
+    process.exitCode = 0; // the verdict says how the test ended: the tester did not fail
+  });
   let body;
   try {
     // a TypeScript test comes built, as a file of the tester's box
@@ -364,13 +384,7 @@ function test() {
       else verdict.message = String((error && error.name) || "Error") + ": " + String(error && error.message);
     }
   }
-  if (link.gone) {
-    verdict.passed = false;
-    verdict.message = verdict.message || "the program exited before the tests finished";
-  }
-  verdict.message = verdict.message.slice(0, 300);
-  verdict.flags = Array.from(link.flags).sort();
-  fs.writeSync(1, "\n" + VERDICT_MARK + JSON.stringify(verdict) + "\n");
+  conclude();
 }
 
 module.exports = { encode, decode, serve, test, Unsupported };

@@ -4,10 +4,11 @@
 # - referee_serve FILE: the program's side. Sources the candidate's FILE, tells the tests
 #   which functions it defines, then runs each requested function in a subshell and sends
 #   back its exit status and its exact stdout.
-# - referee_test: the tests' side. Reads the test code on stdin, defines a proxy for each
+# - referee_test: the tests' side. Reads the verdict's key (the host's, per item: a line
+#   the program made the test print never carries it), then the test code, on stdin; defines a proxy for each
 #   of the program's functions (never for a builtin, keyword or command: the program
 #   cannot stand in for `[`, `test`, `echo` or `grep`), runs the test in a subshell and
-#   prints the verdict as its last line: @@referee-verdict@@ and a JSON object.
+#   prints the verdict as its last line: @@referee-verdict@@, the key and a JSON object.
 # Messages are lines of tab-separated fields, each base64-encoded, on the channel fds
 # named by REFEREE_CHANNEL_IN and REFEREE_CHANNEL_OUT.
 
@@ -51,8 +52,9 @@ referee_call() {
 }
 
 referee_test() {
-    local test line names name status passed message flags
+    local key test line names name status passed message flags
     trap '' PIPE  # a program that is gone is a failed write, not a killed test
+    IFS= read -r key
     test=$(cat; printf x)
     test=${test%x}
     export REFEREE_GONE="$TMPDIR/.referee_gone"
@@ -79,6 +81,6 @@ referee_test() {
         passed=true
         message=""
     fi
-    printf '\n@@referee-verdict@@ {"passed": %s, "message": "%s", "flags": %s, "harness_error": ""}\n' \
-        "$passed" "$message" "$flags"
+    printf '\n@@referee-verdict@@ %s {"passed": %s, "message": "%s", "flags": %s, "harness_error": ""}\n' \
+        "$key" "$passed" "$message" "$flags"
 }

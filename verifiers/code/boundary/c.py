@@ -57,7 +57,7 @@ TYPE_WORDS = frozenset(
 LINKED = frozenset(
     {
         "read", "write", "_exit", "realloc", "free", "getenv", "fflush", "__errno_location",
-        "signal", "memcpy", "memmove", "memset", "strlen",
+        "signal", "memcpy", "memmove", "memset", "strlen", "on_exit",
     }
 )  # fmt: skip
 """The C library functions `boundary.h` calls (or GCC may call for its loops): a stub of

@@ -1,6 +1,7 @@
 """The tests' side of the boundary: runs the reference's test code (stdlib only).
 
-Input on stdin: one JSON line ``{"names": [...], "setup": str}``, then the test code. Each
+Input on stdin: one JSON line ``{"names": [...], "setup": str, "key": str}``, then the
+test code. Each
 name in ``names`` (the ones the test uses but does not define, found by the host) becomes
 a proxy: calling it, or reading an attribute of it, is a request to the program's sandbox
 over the channel (``REFEREE_CHANNEL_OUT`` / ``REFEREE_CHANNEL_IN``), answered with a
@@ -11,8 +12,9 @@ A program's object that is not plain data arrives as a `ProgramObject`: it may b
 and its attributes read (``Solution().two_sum(...)``), but comparing, hashing, iterating
 it or testing it for truth raises, so an always-equal object fails instead of passing.
 When the program dies, every later request fails and the run fails whatever the test code
-catches. The last line of stdout is the verdict: `VERDICT_MARK` and a JSON object
-``{"passed", "message", "flags", "harness_error"}``.
+catches. The last line of stdout is the verdict: `VERDICT_MARK`, the spec's ``key`` (the
+host's, per item: a line the program made the test print, however the test ends, never
+carries it) and a JSON object ``{"passed", "message", "flags", "harness_error"}``.
 """
 
 import builtins
@@ -289,7 +291,7 @@ def main() -> None:
     writer = os.fdopen(int(os.environ["REFEREE_CHANNEL_OUT"]), "w", encoding="utf-8")
     verdict = run(spec, test, Link(reader, writer))
     sys.stdout.flush()
-    sys.stdout.write("\n" + VERDICT_MARK + json.dumps(verdict) + "\n")
+    sys.stdout.write(f"\n{VERDICT_MARK}{spec['key']} {json.dumps(verdict)}\n")
     sys.stdout.flush()
     with contextlib.suppress(OSError):
         writer.close()  # the program may be gone: a broken pipe here changes nothing
