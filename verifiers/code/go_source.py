@@ -1,7 +1,6 @@
-"""What a Go program declares at package level, read for the in-process test appended to
-it (`verifiers.code.inprocess`): the test shares the program's package, so a package-level
-``func panic(v any) {}`` is the one the test's ``panic("fail")`` calls, and a failing
-test ran to its end. Go lets a package declare any of the universe block's names.
+"""What a Go program declares at package level, read for the functions its test takes
+from it (`verifiers.code.boundary.go`). Go lets a package declare any of the universe
+block's names (`PREDECLARED`).
 
 Read with comments and literals blanked out (`masked`); declarations are found at brace
 depth 0: ``func name`` (not a method), ``var``/``const`` name lists and ``type`` names,
@@ -29,7 +28,6 @@ _LITERAL = re.compile(
 _DECLARATION = re.compile(r"\b(func|var|const|type)\b\s*")
 _NAME_LIST = re.compile(r"[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*")
 _NAME = re.compile(r"[A-Za-z_]\w*")
-_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def masked(code: str) -> str:
@@ -48,12 +46,6 @@ def as_command(code: str) -> str:
 
 
 _PACKAGE_CLAUSE = re.compile(r"\A\s*package\s+([A-Za-z_]\w*)")
-
-
-def shadowing(code: str, test: str) -> list[str]:
-    """The predeclared names the program declares at package level and the test uses."""
-    used = set(_IDENTIFIER.findall(masked(test)))
-    return [name for name in package_names(code) if name in PREDECLARED and name in used]
 
 
 def package_names(code: str) -> list[str]:

@@ -6,9 +6,9 @@
   `RESULT_MARK`, as plain JSON; a result that is not plain data (a class instance, a
   subclass of a plain type) is reported as such instead (`UNSUPPORTED_MARK`), never
   converted. The host compares the values: the expected ones never enter the sandbox.
-- assert (Python, JavaScript, bash, C, C++): the test code runs in a *second* sandbox,
-  linked to the program's by a channel (`verifiers.code.boundary`, `boundary.c`,
-  `boundary.cpp`): the program
+- assert (Python, JavaScript, TypeScript, bash, C, C++, Go): the test code runs in a
+  *second* sandbox, linked to the program's by a channel (`verifiers.code.boundary`,
+  `boundary.c`, `boundary.cpp`, `boundary.go`): the program
   never holds the tests, their expected values or the assertion machinery, and only
   plain values come back.
 - assert (other languages): the test is appended to the program and runs in its process
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, inprocess, java_source, js_source, kotlin_source
-from referee.verifiers.code.boundary import assembly, c, cpp
+from referee.verifiers.code.boundary import assembly, c, cpp, go
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
 
-_SPLIT = frozenset({"c", "cpp"})
+_SPLIT = frozenset({"c", "cpp", "go"})
 """Compiled languages whose one assert test runs in a sandbox of its own
-(`boundary.c`, `boundary.cpp`)."""
+(`boundary.c`, `boundary.cpp`, `boundary.go`)."""
 RESULT_MARK = "@@referee-result@@ "
 UNSUPPORTED_MARK = "@@referee-unsupported@@ "
 
@@ -117,6 +117,12 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         program = c.program(code, suite.setup, functions)
         tester = c.tester(code, suite.setup, test, functions)
         return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
+    if language == "go":
+        code, test = inprocess.finished(code, suite.test)
+        exported_go = go.signatures(code, test, suite.setup)
+        program = go.program(code, suite.setup, exported_go)
+        tester = go.tester(code, suite.setup, test, exported_go)
+        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
     if language not in assembly.LINKED_LANGUAGES:
         program = inprocess.program(language, suite.setup, code, suite.test, proof)
         return Plan(program, [inprocess.case(language, proof)], completion=proof)
@@ -170,7 +176,7 @@ def check_supported(suite: Suite, language: str) -> None:
             "reference: test lists need params.language python3, javascript, typescript or "
             f"bash, not {language}; for {language} give one test appended to the program",
         )
-    if language not in _SPLIT:  # C and C++ run their one test in a second sandbox
+    if language not in _SPLIT:  # C, C++ and Go run their one test in a second sandbox
         inprocess.check_language(language, {*assembly.LINKED_LANGUAGES, *_SPLIT})
 
 

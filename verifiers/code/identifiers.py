@@ -27,6 +27,14 @@ def renamed(code: str, shadow: str, old: str, new: str) -> str:
     return "".join([*parts, code[last:]])
 
 
+def own_main_renamed(code: str, shadow: str) -> str:
+    """``code`` with its own ``main`` (a demonstration beside the function asked for)
+    renamed `PROGRAM_MAIN`: the ``main`` is ours (a Go ``package main`` stays)."""
+    if not calls_or_defines(shadow, "main"):
+        return code
+    return renamed(code, shadow, "main", PROGRAM_MAIN)
+
+
 def suffixed(code: str, shadow: str, names: set[str], suffix: str, paths: bool = False) -> str:
     """``code`` with every name in ``names`` given ``suffix`` wherever ``shadow`` shows
     it as a whole word that is not a member (after a ``.``), nor, with ``paths``, a path

@@ -1,11 +1,11 @@
-"""Assert tests for languages other than Python: the test is appended to the program and
-runs in its process, so this module hardens that run as far as one process allows.
+"""Assert tests for Java and Rust: the test is appended to the program and runs in its
+process, so this module hardens that run as far as one process allows.
 
 - **Completion proof** (`verifiers.code.proof`): the test's ``main`` is renamed (to a
   random name that says nothing of the proof) and called from a ``main`` of ours that,
   once it returned and no assertion failed, prints a line holding a random 64-bit nonce
   and exits with a random status; any other ending, an early ``exit(0)`` or a guessed
-  status included, is not a pass. Go and Rust have both compiled into the binary
+  status included, is not a pass. Rust has both compiled into the binary
   (the sources are gone from the sandbox before the program runs; no name or string in
   it holds them); Java's launcher reads them from standard input, before any of the
   program's code runs, into locals no reflection reaches.
@@ -20,21 +20,20 @@ runs in its process, so this module hardens that run as far as one process allow
   launcher on stdin instead of the class path.
 - **Refusals** (`refusal`): a program that defines equality or comparison for its own
   types (Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
-  ``custom_eq``, since the appended test would compare through it; Go and Rust programs
-  with unsafe code (with which they could call the test by address and recover from its
+  ``custom_eq``, since the appended test would compare through it; Rust programs with
+  unsafe code (with which they could call the test by address and recover from its
   panic) score 0 with flag ``unsafe_code``; a program standing in for a library function
-  or type its test would use (a Java ``Arrays``, a Go ``panic``, a Rust ``String``)
-  scores 0 with flag
+  or type its test would use (a Java ``Arrays``, a Rust ``String``) scores 0 with flag
   ``shadows_library``.
 
-- **The test's own names** (`_hidden`): what the test declares at its top level (Go's
-  package-level names, Rust's items, Java's classes besides ``Main``) takes a random
+- **The test's own names** (`_hidden`): what the test declares at its top level (Rust's
+  items, Java's classes besides ``Main``) takes a random
   suffix, so the program cannot name a table-driven test's cases; Java's reflection,
   with which it could find them anyway, is refused (``unsafe_code``).
 
 What one process cannot promise is stated in docs/security.md. Results carry the flag
-``in_process_tests``. Python, JavaScript, bash, C and C++ tests run in a second sandbox
-instead (`verifiers.code.boundary`) and are not affected.
+``in_process_tests``. Python, JavaScript, TypeScript, bash, C, C++ and Go tests run in
+a second sandbox instead (`verifiers.code.boundary`) and are not affected.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program, toolchains
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import go_source, identifiers, java_source, rust_source
+from referee.verifiers.code import identifiers, java_source, rust_source
 from referee.verifiers.code.proof import MARK, Proof
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -60,7 +59,7 @@ class _Rules:
     build: Callable[[str, str, str, Proof], Program]
     custom_eq: re.Pattern[str] | None
     unsafe: re.Pattern[str] | None = None
-    """Code that reaches memory or calls by address (Go, Rust), or the test's classes and
+    """Code that reaches memory or calls by address (Rust), or the test's classes and
     members by reflection (Java), with which a program could read the test it is part
     of, or call it and recover from its failures."""
     read: Callable[[str], str] = _strip_comments
@@ -69,7 +68,7 @@ class _Rules:
     shadows: Callable[[str, str, str], list[str]] | None = None
     """The library functions or types the program (code, test, setup) would stand in
     for, so that the test compares through the program's (Java: types under a library
-    type's name; Go and Rust: the predeclared names and the prelude's)."""
+    type's name; Rust: the prelude's)."""
 
 
 def check_language(language: str, linked: Iterable[str] = ("python3",)) -> None:
@@ -143,9 +142,10 @@ def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[
 
 def _hidden(test: str, shadow: str, declared: set[str], proof: Proof, paths: bool = False) -> str:
     """``test`` with the names it ``declared`` at its top level given a random suffix:
-    appended to the program, they were the program's to name, and a Go program returned
-    the expected values of its test's package-level table (``test_table.go`` scored 1.0;
-    Rust's crate-level ``const``, Java's other top-level classes alike)."""
+    appended to the program, they were the program's to name, and a program returned the
+    expected values of its test's table (``test_table.rs``, a crate-level ``const``,
+    scored 1.0; Java's other top-level classes alike; Go's, ``test_table.go``, before its
+    tests ran apart)."""
     return identifiers.suffixed(test, shadow, declared, f"_referee{proof.name}", paths)
 
 
@@ -214,10 +214,6 @@ def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
     library = toolchains.java_library_types()
     # read as javac reads it: `class \u0041rrays` is a class Arrays
     return java_source.shadowing(java_source.unescaped(code), test, setup, library, inside)
-
-
-def _go_shadowing(code: str, test: str, setup: str) -> list[str]:
-    return go_source.shadowing(code, test)
 
 
 def _rust_shadowing(code: str, test: str, setup: str) -> list[str]:
@@ -326,46 +322,6 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     )
 
 
-def _own_main_renamed(code: str, shadow: str) -> str:
-    """``code`` with its own ``main`` (a demonstration) renamed: the launcher's calls
-    the test (``package main`` stays)."""
-    if not identifiers.calls_or_defines(shadow, "main"):
-        return code
-    return identifiers.renamed(code, shadow, "main", identifiers.PROGRAM_MAIN)
-
-
-# --- Go --------------------------------------------------------------------------------------
-
-_GO_MAIN = re.compile(r"\bfunc\s+main\s*\(\s*\)")
-
-
-def _go(setup: str, code: str, test: str, proof: Proof) -> Program:
-    code = _own_main_renamed(code, go_source.masked(code))
-    declared = set(go_source.package_names(test)) - {"main", "init", "_"}
-    test = _hidden(test, go_source.masked(test), declared, proof)
-    test_main = f"refereeTestMain{proof.name}"
-    renamed, count = _GO_MAIN.subn(f"func {test_main}()", test, count=1)
-    if count == 0:
-        raise ItemInvalid("invalid_reference", "reference.test: no `func main()` found")
-    # the nonce is written out at run time from an integer: no string in the binary holds it
-    line = f"\\n{MARK}{'0' * 16}\\n"
-    end = len(MARK) + 16
-    launcher = (
-        'package main\n\nimport "os"\n\n'
-        f"func main() {{\n    {test_main}()\n    os.Stdout.Sync()\n"
-        f'    line, n := []byte("{line}"), uint64({proof.nonce:#x})\n'
-        f'    for i := 0; i < 16; i++ {{\n        line[{end} - i] = "0123456789abcdef"[n&15]\n'
-        "        n >>= 4\n    }\n"
-        f"    os.Stdout.Write(line)\n    os.Exit({proof.status})\n}}\n"
-    )
-    return Program(
-        language="go",
-        source=f"{setup}\n{code}\n{renamed}\n",
-        files={"zz_referee.go": launcher},
-        keep_build=False,
-    )
-
-
 # --- Rust ------------------------------------------------------------------------------------
 
 _RUST_MAIN = re.compile(r"\bfn\s+main\s*\(\s*\)")
@@ -386,7 +342,7 @@ the expected values from the test's asserts, ``include_source.rs`` scored 1.0)."
 
 
 def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
-    code = _own_main_renamed(code, rust_source.masked(code))
+    code = identifiers.own_main_renamed(code, rust_source.masked(code))
     declared = set(rust_source.item_names(test)) - {"main"}
     test = _hidden(test, rust_source.masked(test), declared, proof, paths=True)
     test_main = f"referee_test_main_{proof.name}"
@@ -414,21 +370,6 @@ _LANGUAGES: dict[str, _Rules] = {
         _JAVA_REFLECTION,
         read=lambda code: java_source.masked(java_source.unescaped(code)),
         shadows=_java_shadowing,
-    ),
-    # an import path may be a raw string too: import `unsafe`
-    "go": _Rules(
-        _go,
-        None,
-        # embed: `//go:embed main.go` is the source, the test appended to it included
-        # (embed_source.go read the expected values from the test's conditions: 1.0);
-        # syscall: raw system calls take addresses as integers, which reflect gives
-        # without unsafe (syscall_read.go copied the test's code after its return
-        # address with process_vm_readv: 1.0); runtime/debug writes the heap to a file
-        re.compile(
-            r'\bimport\s*(?:\([^)]*?)?(?:[\w.]+\s+)?["`]'
-            r'(?:unsafe|C|embed|syscall|runtime/debug)["`]'
-        ),
-        shadows=_go_shadowing,
     ),
     "rust": _Rules(
         _rust,
