@@ -6,12 +6,12 @@
   `RESULT_MARK`, as plain JSON; a result that is not plain data (a class instance, a
   subclass of a plain type) is reported as such instead (`UNSUPPORTED_MARK`), never
   converted. The host compares the values: the expected ones never enter the sandbox.
-- assert (Python, JavaScript, TypeScript, bash, C, C++, Go): the test code runs in a
-  *second* sandbox, linked to the program's by a channel (`verifiers.code.boundary`,
-  `boundary.c`, `boundary.cpp`, `boundary.go`): the program
+- assert (Python, JavaScript, TypeScript, bash, C, C++, Go, Rust): the test code runs
+  in a *second* sandbox, linked to the program's by a channel (`verifiers.code.boundary`,
+  `boundary.c`, `boundary.cpp`, `boundary.go`, `boundary.rust`): the program
   never holds the tests, their expected values or the assertion machinery, and only
   plain values come back.
-- assert (other languages): the test is appended to the program and runs in its process
+- assert (Java): the test is appended to the program and runs in its process
   (`verifiers.code.inprocess` hardens that run and proves it completed).
 """
 
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, inprocess, java_source, js_source, kotlin_source
-from referee.verifiers.code.boundary import assembly, c, cpp, go
+from referee.verifiers.code.boundary import assembly, c, cpp, go, rust
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
 
-_SPLIT = frozenset({"c", "cpp", "go"})
+_SPLIT = frozenset({"c", "cpp", "go", "rust"})
 """Compiled languages whose one assert test runs in a sandbox of its own
-(`boundary.c`, `boundary.cpp`, `boundary.go`)."""
+(`boundary.c`, `boundary.cpp`, `boundary.go`, `boundary.rust`)."""
 RESULT_MARK = "@@referee-result@@ "
 UNSUPPORTED_MARK = "@@referee-unsupported@@ "
 
@@ -123,6 +123,12 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         program = go.program(code, suite.setup, exported_go)
         tester = go.tester(code, suite.setup, test, exported_go)
         return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
+    if language == "rust":
+        code, test = inprocess.finished(code, suite.test)
+        exported_rust = rust.signatures(code, test, suite.setup)
+        program = rust.program(code, suite.setup, exported_rust)
+        tester = rust.tester(code, suite.setup, test, exported_rust)
+        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
     if language not in assembly.LINKED_LANGUAGES:
         program = inprocess.program(language, suite.setup, code, suite.test, proof)
         return Plan(program, [inprocess.case(language, proof)], completion=proof)
@@ -176,7 +182,7 @@ def check_supported(suite: Suite, language: str) -> None:
             "reference: test lists need params.language python3, javascript, typescript or "
             f"bash, not {language}; for {language} give one test appended to the program",
         )
-    if language not in _SPLIT:  # C, C++ and Go run their one test in a second sandbox
+    if language not in _SPLIT:  # C, C++, Go and Rust run their one test in a second sandbox
         inprocess.check_language(language, {*assembly.LINKED_LANGUAGES, *_SPLIT})
 
 

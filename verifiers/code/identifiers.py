@@ -35,15 +35,14 @@ def own_main_renamed(code: str, shadow: str) -> str:
     return renamed(code, shadow, "main", PROGRAM_MAIN)
 
 
-def suffixed(code: str, shadow: str, names: set[str], suffix: str, paths: bool = False) -> str:
+def suffixed(code: str, shadow: str, names: set[str], suffix: str) -> str:
     """``code`` with every name in ``names`` given ``suffix`` wherever ``shadow`` shows
-    it as a whole word that is not a member (after a ``.``), nor, with ``paths``, a path
-    segment after ``::``. One pass, however many names."""
+    it as a whole word that is not a member (after a ``.``). One pass, however many
+    names."""
     if not names:
         return code
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    after = r"(?<!::)" if paths else ""
-    word = re.compile(rf"(?<![\w$.]){after}(?:{alternatives})(?![\w$])")
+    word = re.compile(rf"(?<![\w$.])(?:{alternatives})(?![\w$])")
     parts, last = [], 0
     for found in word.finditer(shadow):
         parts += [code[last : found.end()], suffix]

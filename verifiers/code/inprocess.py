@@ -1,17 +1,15 @@
-"""Assert tests for Java and Rust: the test is appended to the program and runs in its
-process, so this module hardens that run as far as one process allows.
+"""Assert tests for Java: the test is appended to the program and runs in its process,
+so this module hardens that run as far as one process allows.
 
 - **Completion proof** (`verifiers.code.proof`): the test's ``main`` is renamed (to a
   random name that says nothing of the proof) and called from a ``main`` of ours that,
   once it returned and no assertion failed, prints a line holding a random 64-bit nonce
   and exits with a random status; any other ending, an early ``exit(0)`` or a guessed
-  status included, is not a pass. Rust has both compiled into the binary
-  (the sources are gone from the sandbox before the program runs; no name or string in
-  it holds them); Java's launcher reads them from standard input, before any of the
-  program's code runs, into locals no reflection reaches.
+  status included, is not a pass. Java's launcher reads them from standard input,
+  before any of the program's code runs, into locals no reflection reaches.
 - **No second process** (``Limits.spawn``): a fork could try guesses against the test.
-- **Assertions the program cannot switch off**: Rust gets its ``assert!`` family
-  re-bound to ``std``'s; Java runs with ``-ea`` and assertion failures made fatal
+- **Assertions the program cannot switch off**: Java runs with ``-ea`` and assertion
+  failures made fatal
   (``Program.hosts_test``), so a test called again by reflection cannot be caught, and
   its test's ``main`` ends the VM when it is entered a second time, for tests that fail
   by other exceptions.
@@ -19,21 +17,17 @@ process, so this module hardens that run as far as one process allows.
   binary is execute-only, the run has no ``/proc``, and Java's class files come to its
   launcher on stdin instead of the class path.
 - **Refusals** (`refusal`): a program that defines equality or comparison for its own
-  types (Java ``equals``, Rust ``impl PartialEq``) scores 0 with flag
-  ``custom_eq``, since the appended test would compare through it; Rust programs with
-  unsafe code (with which they could call the test by address and recover from its
-  panic) score 0 with flag ``unsafe_code``; a program standing in for a library function
-  or type its test would use (a Java ``Arrays``, a Rust ``String``) scores 0 with flag
+  types (``equals``) scores 0 with flag ``custom_eq``, since the appended test would
+  compare through it; one using reflection (with which it could find the test's class
+  and read its fields) scores 0 with flag ``unsafe_code``; one standing in for a library
+  type its test would use (an ``Arrays`` of its own) scores 0 with flag
   ``shadows_library``.
-
-- **The test's own names** (`_hidden`): what the test declares at its top level (Rust's
-  items, Java's classes besides ``Main``) takes a random
-  suffix, so the program cannot name a table-driven test's cases; Java's reflection,
-  with which it could find them anyway, is refused (``unsafe_code``).
+- **The test's own names** (`_hidden`): the test's classes besides ``Main`` take a
+  random suffix, so the program cannot name a table-driven test's cases.
 
 What one process cannot promise is stated in docs/security.md. Results carry the flag
-``in_process_tests``. Python, JavaScript, TypeScript, bash, C, C++ and Go tests run in
-a second sandbox instead (`verifiers.code.boundary`) and are not affected.
+``in_process_tests``. Python, JavaScript, TypeScript, bash, C, C++, Go and Rust tests
+run in a second sandbox instead (`verifiers.code.boundary`) and are not affected.
 """
 
 from __future__ import annotations
@@ -44,7 +38,7 @@ from dataclasses import dataclass
 
 from referee.sandbox import Case, Program, toolchains
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import identifiers, java_source, rust_source
+from referee.verifiers.code import identifiers, java_source
 from referee.verifiers.code.proof import MARK, Proof
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -59,16 +53,14 @@ class _Rules:
     build: Callable[[str, str, str, Proof], Program]
     custom_eq: re.Pattern[str] | None
     unsafe: re.Pattern[str] | None = None
-    """Code that reaches memory or calls by address (Rust), or the test's classes and
-    members by reflection (Java), with which a program could read the test it is part
-    of, or call it and recover from its failures."""
+    """The test's classes and members reached by reflection, with which a program could
+    read the test it is part of, or call it and recover from its failures."""
     read: Callable[[str], str] = _strip_comments
     """The program as the screens above read it (Java: its Unicode escapes read, its
     comments and literals blanked)."""
     shadows: Callable[[str, str, str], list[str]] | None = None
-    """The library functions or types the program (code, test, setup) would stand in
-    for, so that the test compares through the program's (Java: types under a library
-    type's name; Rust: the prelude's)."""
+    """The library types the program (code, test, setup) would stand in for, so that the
+    test compares through the program's (types under a library type's name)."""
 
 
 def check_language(language: str, linked: Iterable[str] = ("python3",)) -> None:
@@ -140,13 +132,12 @@ def refusal(language: str, code: str, test: str = "", setup: str = "") -> tuple[
     return None
 
 
-def _hidden(test: str, shadow: str, declared: set[str], proof: Proof, paths: bool = False) -> str:
+def _hidden(test: str, shadow: str, declared: set[str], proof: Proof) -> str:
     """``test`` with the names it ``declared`` at its top level given a random suffix:
     appended to the program, they were the program's to name, and a program returned the
-    expected values of its test's table (``test_table.rs``, a crate-level ``const``,
-    scored 1.0; Java's other top-level classes alike; Go's, ``test_table.go``, before its
-    tests ran apart)."""
-    return identifiers.suffixed(test, shadow, declared, f"_referee{proof.name}", paths)
+    expected values of its test's table (``helper_class.java`` scored 1.0, as Go's
+    ``test_table.go`` and Rust's ``test_table.rs`` did before their tests ran apart)."""
+    return identifiers.suffixed(test, shadow, declared, f"_referee{proof.name}")
 
 
 # --- Java ------------------------------------------------------------------------------------
@@ -214,10 +205,6 @@ def _java_shadowing(code: str, test: str, setup: str) -> list[str]:
     library = toolchains.java_library_types()
     # read as javac reads it: `class \u0041rrays` is a class Arrays
     return java_source.shadowing(java_source.unescaped(code), test, setup, library, inside)
-
-
-def _rust_shadowing(code: str, test: str, setup: str) -> list[str]:
-    return rust_source.shadowing(code, test)
 
 
 _JAVA_REFLECTION = re.compile(
@@ -322,47 +309,6 @@ def _java(setup: str, code: str, test: str, proof: Proof) -> Program:
     )
 
 
-# --- Rust ------------------------------------------------------------------------------------
-
-_RUST_MAIN = re.compile(r"\bfn\s+main\s*\(\s*\)")
-_RUST_MACROS = "\n".join(
-    f"#[allow(unused_macros)]\nmacro_rules! {name} {{ ($($t:tt)*) => {{ std::{name}!($($t)*) }} }}"
-    for name in ("assert", "assert_eq", "assert_ne", "debug_assert", "panic", "vec", "format")
-)
-
-
-_RUST_UNSAFE = re.compile(r"\bunsafe\b|#\s*\[\s*(?:no_mangle|export_name|link_section)\b")
-_RUST_FORBID = "#![forbid(unsafe_code)]\n"
-_RUST_SCREEN = re.compile(
-    rf"{_RUST_UNSAFE.pattern}|\binclude(?:_str|_bytes)?\s*!|#\s*!?\s*\[\s*path\b"
-)
-"""What a Rust program is refused for: unsafe code, and reading a file as it is compiled
-(``include_str!(file!())`` is the source, the test appended to it included: it read
-the expected values from the test's asserts, ``include_source.rs`` scored 1.0)."""
-
-
-def _rust(setup: str, code: str, test: str, proof: Proof) -> Program:
-    code = identifiers.own_main_renamed(code, rust_source.masked(code))
-    declared = set(rust_source.item_names(test)) - {"main"}
-    test = _hidden(test, rust_source.masked(test), declared, proof, paths=True)
-    test_main = f"referee_test_main_{proof.name}"
-    renamed, count = _RUST_MAIN.subn(f"fn {test_main}()", test, count=1)
-    if count == 0:
-        raise ItemInvalid("invalid_reference", "reference.test: no `fn main()` found")
-    launcher = (
-        f"fn main() {{\n    {test_main}();\n"
-        "    use ::std::io::Write;\n    let mut out = ::std::io::stdout();\n"
-        f'    let line = ::std::format!("\\n{MARK}{{:016x}}\\n", {proof.nonce:#x}u64);\n'
-        "    let _ = out.flush();\n    let _ = out.write_all(line.as_bytes());\n"
-        f"    let _ = out.flush();\n    ::std::process::exit({proof.status});\n}}\n"
-    )
-    # The compiler enforces what `refusal` screens the program for (unsafe blocks,
-    # no_mangle...), unless the reference's own code needs unsafe: then the screen alone.
-    forbid = "" if _RUST_UNSAFE.search(_strip_comments(setup + test)) else _RUST_FORBID
-    source = f"{forbid}{setup}\n{code}\n{_RUST_MACROS}\n{renamed}\n{launcher}"
-    return Program(language="rust", source=source, keep_build=False)
-
-
 _LANGUAGES: dict[str, _Rules] = {
     "java": _Rules(
         _java,
@@ -370,11 +316,5 @@ _LANGUAGES: dict[str, _Rules] = {
         _JAVA_REFLECTION,
         read=lambda code: java_source.masked(java_source.unescaped(code)),
         shadows=_java_shadowing,
-    ),
-    "rust": _Rules(
-        _rust,
-        re.compile(r"\bimpl\b[^{;]*\b(?:PartialEq|PartialOrd|Eq|Ord|Deref)\b|\bmacro_rules!"),
-        _RUST_SCREEN,
-        shadows=_rust_shadowing,
     ),
 }
