@@ -91,8 +91,9 @@ def test_unsupported_signatures_are_refused(code: str) -> None:
 
 def test_the_tests_side_imports_what_it_uses() -> None:
     """The test was written after the program's imports: those of the standard library
-    it uses come with it (never a blank, dot or non-standard one, never one unused),
-    after its own."""
+    it uses come with it (never a blank, dot, renamed or non-standard one, never one
+    unused), after its own. A renamed one is the program's: ``import fmt "log"`` would
+    give the test's ``fmt.Println`` another package's."""
     code = (
         'package main\nimport (\n\t"fmt"\n\tstr "strings"\n\t_ "embed"\n\t"os"\n'
         '\t"example.com/x"\n)\nimport "sort"\nfunc f() int { return 1 }'
@@ -103,13 +104,31 @@ def test_the_tests_side_imports_what_it_uses() -> None:
     )
     source = go.tester(code, "", test, signatures(code, test)).source
     imports = source[source.index("import (") : source.index(")")]
-    assert imports.split() == ["import", "(", '"math"', '"fmt"', "str", '"strings"']
+    assert imports.split() == ["import", "(", '"math"', '"fmt"']
     assert "referee_exit(0)" in source and "os.Exit" not in source
 
 
 def test_a_test_without_main_is_the_references_fault() -> None:
-    with pytest.raises(Exception, match="no `func main\\(\\)`"):
+    with pytest.raises(Exception, match="no `func main\\(\\)` found, nor a `func TestX"):
         go.tester("func f() {}", "", "f()", [])
+
+
+def test_the_programs_unused_imports_are_dropped() -> None:
+    """MultiPL-E's prompt imports what its test uses (``testing``): built alone, the
+    program would not compile (Go refuses an unused import)."""
+    code = (
+        'package x_test\n\nimport (\n    "testing"\n    "fmt"\n    s "strings"\n    _ "embed"\n)\n'
+        'import "math"\nimport "sort"\nfunc f() { fmt.Println(s.ToUpper("a")); sort.Ints(nil) }'
+    )
+    kept = go.program(code, "", []).source
+    assert '"testing"' not in kept and '"math"' not in kept
+    assert all(p in kept for p in ('"fmt"', 's "strings"', '_ "embed"', 'import "sort"'))
+
+
+def test_go_tests_shape_is_built_by_go_test() -> None:
+    test = 'import "testing"\nfunc TestF(t *testing.T) { if f() != 1 { t.Error("no") } }'
+    built = go.tester("func f() int { return 1 }", "", test, [])
+    assert built.language == "go_test" and "referee_run_tests(m.Run)" in built.source
 
 
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
@@ -202,6 +221,30 @@ _IN_PLACE_TEST = """func main() {
 }
 """
 
+_MULTIPL_E_PROMPT = (
+    'package add_test\n\nimport (\n    "testing"\n    "fmt"\n)\n\n'
+    "// Add two numbers\nfunc add(a int, b int) int {\n"
+)
+_MULTIPL_E_TEST = """func TestAdd(t *testing.T) {
+  candidate := add
+	type test struct {
+		actual   interface{}
+		expected interface{}
+	}
+   tests := []test{
+     { actual: candidate(2, 3), expected: 5 },
+   }
+
+	for i, tc := range tests {
+		t.Run(fmt.Sprintf("test num % d", i), func(t *testing.T) {
+			if fmt.Sprintf("%v", tc.actual) != fmt.Sprintf("%v", tc.expected) {
+				t.Errorf("expected '%s', got '%s'", tc.expected, tc.actual)
+			}
+		})
+	}
+}
+"""
+
 # (program, test, reward, the case's status or a flag, text in its diff or message)
 CALLS: list[tuple[str, str, float, str, str]] = [
     (_VALUES, _VALUES_TEST, 1.0, "passed", ""),
@@ -287,6 +330,37 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         1.0,
         "passed",
         "",
+    ),
+    (  # calls from goroutines take turns on the channel
+        "package main\nfunc Add(a, b int) int { return a + b }",
+        'import "sync"\nfunc main() {\n\tvar wg sync.WaitGroup\n\tbad := make(chan int, 400)\n'
+        "\tfor g := 0; g < 8; g++ {\n\t\twg.Add(1)\n\t\tgo func(g int) {\n\t\t\tdefer wg.Done()\n"
+        "\t\t\tfor i := 0; i < 50; i++ {\n\t\t\t\tif Add(g, i) != g+i {\n\t\t\t\t\tbad <- 1\n"
+        '\t\t\t\t}\n\t\t\t}\n\t\t}(g)\n\t}\n\twg.Wait()\n\tif len(bad) != 0 { panic("fail") }\n}',
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # MultiPL-E's shape: the prompt's package and imports, a `go test` test
+        _MULTIPL_E_PROMPT + "    return 0\n}\n",
+        _MULTIPL_E_TEST,
+        0.0,
+        "wrong_answer",
+        "go test failed: main_test.go:",
+    ),
+    (
+        _MULTIPL_E_PROMPT + "    return a + b\n}\n",
+        _MULTIPL_E_TEST,
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # under `go test` the program's panic fails the run at once
+        _MULTIPL_E_PROMPT + '    panic("boom")\n}\n',
+        _MULTIPL_E_TEST,
+        0.0,
+        "wrong_answer",
+        "the program panicked in add: boom",
     ),
     (  # a test's own helper is the test's, not the program's of the same name
         "package main\nfunc check(x int) bool { return true }\nfunc F() int { return 1 }",

@@ -74,6 +74,21 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
         'const S: &str = "helper";',
         [S("add", "", (I32, I32), I32)],
     ),
+    (  # LeetCode's shape: associated functions called by path, from the impl block only
+        "pub struct Solution;\nimpl Solution {\n    pub fn two_sum(nums: Vec<i32>, t: i32) -> "
+        "bool { Self::h() }\n    fn h() -> bool { true }\n    fn m(&self) {}\n}\n"
+        "fn two_sum() {}\nimpl Other { fn two_sum(x: i8) {} }",
+        "fn main() { assert!(Solution::two_sum(vec![1], 2)); }",
+        [
+            S(
+                "two_sum",
+                "",
+                (RType(f"{VEC}<i32>", f"{VEC}<i32>"), I32),
+                RType("bool", "bool"),
+                owner="Solution",
+            )
+        ],
+    ),
 ]
 
 
@@ -114,12 +129,14 @@ def test_the_tests_side_takes_the_programs_uses_as_a_glob() -> None:
     overrides instead of colliding with it."""
     code = (
         "use std::collections::HashMap;\nuse std::io::{self, Read};\nuse crate::x::Y;\n"
-        "fn f() -> i32 { 1 }"
+        "use std::fmt::Result;\nuse std::collections::VecDeque as Vec;\nfn f() -> i32 { 1 }"
     )
     test = "use std::collections::HashMap;\nfn main() { std::process::exit(f()); }"
     source = rust.tester(code, "", test, signatures(code, test)).source
     assert "pub use std::collections::HashMap;\n    pub use std::io::{self, Read};\n}" in source
     assert "use referee_program_uses::*;" in source and "crate::x" not in source
+    # a rename, or a prelude name a glob would shadow, is the program's own
+    assert "fmt::Result" not in source and "VecDeque as Vec" not in source
     assert "referee_boundary::exit(f())" in source and "fn referee_test_main()" in source
     with pytest.raises(ItemInvalid, match="no `fn main\\(\\)`"):
         rust.tester(code, "", "f();", [])
@@ -240,6 +257,23 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         0.0,
         "wrong_answer",
         "the test panicked",
+    ),
+    (  # calls from threads take turns on the channel
+        "fn add(a: i32, b: i32) -> i32 { a + b }",
+        "fn main() {\n    let handles: Vec<_> = (0..8)\n"
+        "        .map(|g| std::thread::spawn(move || (0..50).all(|i| add(g, i) == g + i)))\n"
+        "        .collect();\n    assert!(handles.into_iter().all(|h| h.join().unwrap()));\n}",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # LeetCode's shape: the test calls Solution's associated function by path
+        "pub struct Solution;\nimpl Solution {\n    pub fn two_sum(nums: Vec<i32>, t: i32) -> "
+        "Vec<i32> { vec![0, 0] }\n}",
+        "fn main() { assert_eq!(Solution::two_sum(vec![2, 7], 9), vec![0, 1]); }",
+        0.0,
+        "wrong_answer",
+        "the test panicked: assertion failed",
     ),
     (  # a test's own helper is the test's, not the program's of the same name
         "fn check(x: i32) -> bool { true }\nfn f() -> i32 { 1 }",

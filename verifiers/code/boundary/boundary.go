@@ -35,6 +35,7 @@ import (
 	referee_reflect "reflect"
 	referee_strconv "strconv"
 	referee_strings "strings"
+	referee_sync "sync"
 )
 
 const (
@@ -575,12 +576,14 @@ func referee_result(out *referee_writer, p interface{}) {
 // ---- the test's side -------------------------------------------------------------------
 
 var (
-	referee_key    string
-	referee_in     *referee_os.File
-	referee_out    *referee_os.File
-	referee_gone   bool
-	referee_flags  = map[string]bool{}
-	referee_stdout = referee_os.NewFile(1, "stdout")
+	referee_channel_lock      referee_sync.Mutex
+	referee_conclude_on_panic bool
+	referee_key               string
+	referee_in                *referee_os.File
+	referee_out               *referee_os.File
+	referee_gone              bool
+	referee_flags             = map[string]bool{}
+	referee_stdout            = referee_os.NewFile(1, "stdout")
 )
 
 // A call to the program's function `name` from its stub.
@@ -613,14 +616,16 @@ func (c *referee_call) unsupported() {
 
 // Send the call; read the reply's kind. The program's panic is raised here, as the call's.
 func (c *referee_call) exchange() {
-	if referee_gone || !referee_send(referee_out, c.out.bytes) {
-		c.gone()
-	}
 	var body []byte
-	var more bool
+	var more bool // false: the program is gone (the call could not be sent, or no reply)
 	func() {
-		defer c.broken()
-		body, more = referee_receive(referee_in)
+		// one call on the channel at a time: a test may call from goroutines
+		referee_channel_lock.Lock()
+		defer referee_channel_lock.Unlock()
+		if !referee_gone && referee_send(referee_out, c.out.bytes) {
+			defer c.broken()
+			body, more = referee_receive(referee_in)
+		}
 	}()
 	if !more {
 		c.gone()
@@ -643,7 +648,11 @@ func (c *referee_call) exchange() {
 	case 0:
 		return
 	case 1:
-		panic(referee_fmt.Sprintf("the program panicked in %s: %s", c.name, text))
+		panicked := referee_fmt.Sprintf("the program panicked in %s: %s", c.name, text)
+		if referee_conclude_on_panic {
+			referee_conclude(false, panicked)
+		}
+		panic(panicked)
 	case 2:
 		referee_flags["custom_type"] = true
 		referee_conclude(false, "the program's "+c.name+" returned a "+text+", which cannot cross")
@@ -750,12 +759,7 @@ func referee_read_key() {
 
 // Run the test's main (renamed): the verdict is printed however it ends.
 func referee_run_test(test_main func()) {
-	referee_read_key()
-	referee_in = referee_channel("REFEREE_CHANNEL_IN", "referee-in")
-	referee_out = referee_channel("REFEREE_CHANNEL_OUT", "referee-out")
-	if referee_in == nil || referee_out == nil {
-		referee_harness_error("no channel to the program")
-	}
+	referee_start()
 	defer func() {
 		if r := recover(); r != nil {
 			referee_conclude(false, "the test panicked: "+referee_message(r))
@@ -763,4 +767,69 @@ func referee_run_test(test_main func()) {
 	}()
 	test_main()
 	referee_conclude(!referee_gone, "")
+}
+
+// Run `go test`'s tests (`run` is the TestMain's m.Run): the verdict is their status. A
+// panic of the program's fails the run at once: under `testing` a panic in a test ends
+// the process without a verdict.
+func referee_run_tests(run func() int) {
+	referee_start()
+	referee_conclude_on_panic = true
+	report := referee_tee()
+	status := run()
+	if status != 0 {
+		referee_conclude(false, "go test failed: "+report())
+	}
+	referee_conclude(!referee_gone, "")
+}
+
+// Copy what the tests print to the real stdout, keeping the lines that say why a test
+// failed (`t.Errorf`'s, indented under `--- FAIL`) for the verdict; `report` waits for
+// the copy and returns them.
+func referee_tee() (report func() string) {
+	reader, writer, err := referee_os.Pipe()
+	if err != nil {
+		return func() string { return "(its report is in the output)" }
+	}
+	real := referee_os.Stdout
+	referee_os.Stdout = writer
+	done := make(chan string)
+	go func() {
+		kept, line := []string{}, []byte{}
+		buffer := make([]byte, 4096)
+		for {
+			n, err := reader.Read(buffer)
+			real.Write(buffer[:n])
+			for _, b := range buffer[:n] {
+				if b != '\n' {
+					line = append(line, b)
+					continue
+				}
+				text := referee_strings.TrimSpace(string(line))
+				if len(kept) < 4 && text != "" && !referee_strings.HasPrefix(text, "---") &&
+					!referee_strings.HasPrefix(text, "===") && text != "FAIL" {
+					kept = append(kept, text)
+				}
+				line = line[:0]
+			}
+			if err != nil {
+				done <- referee_strings.Join(kept, "; ")
+				return
+			}
+		}
+	}()
+	return func() string {
+		referee_os.Stdout = real
+		writer.Close()
+		return <-done
+	}
+}
+
+func referee_start() {
+	referee_read_key()
+	referee_in = referee_channel("REFEREE_CHANNEL_IN", "referee-in")
+	referee_out = referee_channel("REFEREE_CHANNEL_OUT", "referee-out")
+	if referee_in == nil || referee_out == nil {
+		referee_harness_error("no channel to the program")
+	}
 }

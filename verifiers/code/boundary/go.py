@@ -27,7 +27,10 @@ program's: ``shadow_panic.go``). ``min``, ``max`` and ``clear`` are builtins onl
 1.21: a program's is the test's, as Go itself resolves them in one package.
 
 A test that ends by ``os.Exit`` or ``log.Fatal`` gets a verdict from it (status 0
-passes); these calls in the test are rewritten to the harness's.
+passes); these calls in the test are rewritten to the harness's. A test in `go test`'s
+shape (MultiPL-E's HumanEval-Go: ``func TestX(t *testing.T)``, no ``main``) is built by
+``go test`` with a ``TestMain`` of ours, and the program's imports it alone does not use
+(the prompt's ``testing``) are dropped from the program's side, which would not build.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ _PROGRAMS_OWN = frozenset({"min", "max", "clear"})
 """Predeclared only from Go 1.21: a program's function of such a name is the test's."""
 _FUNC = re.compile(r"\bfunc\s+([A-Za-z_]\w*)\s*([\[(])")
 _MAIN = re.compile(r"\bfunc\s+main\s*\(\s*\)")
+_TEST_FUNC = re.compile(r"\bfunc\s+Test\w*\s*\(\s*\w+\s+\*\s*testing\s*\.\s*T\s*\)")
 _WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _SPACE = re.compile(r"\s*")
 _DIGITS = re.compile(r"\s*(\d+)\s*\]")
@@ -242,7 +246,7 @@ def _closing(text: str, at: int) -> int:
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
     """The program's side: ``code`` in package ``main`` (its own ``main`` renamed), a
     function serving each ``exported`` one and a ``main`` serving the calls."""
-    code = identifiers.own_main_renamed(code, go_source.masked(code))
+    code = _unused_imports_dropped(identifiers.own_main_renamed(code, go_source.masked(code)))
     serving = "".join(_serving(s) for s in exported)
     table = f"package main\n\nvar referee_calls = []referee_serving{{\n{serving}}}\n\n"
     table += "func main() { referee_serve(referee_calls) }\n"
@@ -252,21 +256,29 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
 
 def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Program:
     """The test's side: the test's imports and those of the program's standard ones it
-    uses, a stub for every ``exported`` function, then ``test`` with its ``main`` run by
-    ``referee_run_test``, which prints the verdict. Raises `ItemInvalid` for a test
-    without ``func main()``."""
+    uses, a stub for every ``exported`` function, then ``test``: with its ``main`` run by
+    ``referee_run_test``, or, for `go test`'s shape (MultiPL-E's: ``func TestX(t
+    *testing.T)`` and no ``main``), built by ``go test`` with a ``TestMain`` whose status
+    is the verdict (``referee_run_tests``). Raises `ItemInvalid` for a test of neither
+    shape."""
     own_imports, body = _leading_imports(test)
     body = _exits_rewritten(body)
     renamed, count = _MAIN.subn(f"func {TEST_MAIN}()", body, count=1)
+    language, tail = "go", f"func main() {{ referee_run_test({TEST_MAIN}) }}\n"
     if count == 0:
-        raise ItemInvalid("invalid_reference", "reference.test: no `func main()` found")
-    imports = _imports_used([*own_imports, *_std_imports(code)], go_source.masked(body))
+        if _TEST_FUNC.search(go_source.masked(body)) is None:
+            raise ItemInvalid(
+                "invalid_reference",
+                "reference.test: no `func main()` found, nor a `func TestX(t *testing.T)`",
+            )
+        own_imports.append(("", "testing"))
+        language, tail = "go_test", "func TestMain(m *testing.M) { referee_run_tests(m.Run) }\n"
+    shadow = go_source.masked(f"{body}\n{tail}")
+    imports = _imports_used([*own_imports, *_std_imports(code)], shadow)
     stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
-    source = (
-        f"package main\n\n{imports}{stubs}\n{renamed}\n\n"
-        f"func main() {{ referee_run_test({TEST_MAIN}) }}\n"
-    )
-    return Program(language="go", source=source, files={HARNESS: _harness(), **_setup(setup)})
+    source = f"package main\n\n{imports}{stubs}\n{renamed}\n\n{tail}"
+    files = {HARNESS: _harness(), **_setup(setup)}
+    return Program(language=language, source=source, files=files)
 
 
 def _serving(signature: Signature) -> str:
@@ -354,7 +366,8 @@ def _specs(text: str) -> list[tuple[str, str]]:
 
 def _std_imports(code: str) -> list[tuple[str, str]]:
     """The program's imports of the standard library (the test was written after them),
-    under the names it gave them; blank and dot imports are the program's own."""
+    under their own names: a blank or dot import, or one renamed, is the program's own
+    (``import fmt "log"`` would give the test's ``fmt.Println`` another package's)."""
     shadow = go_source.masked(code)
     depths = identifiers.brace_depths(shadow)
     specs: list[tuple[str, str]] = []
@@ -363,10 +376,36 @@ def _std_imports(code: str) -> list[tuple[str, str]]:
             end = _import_end(shadow, code, found.end())
             specs += _specs(code[found.end() : end])
     return [
-        (name, path)
+        ("", path)
         for name, path in specs
-        if name not in ("_", ".") and "." not in path.split("/")[0] and path not in ("C", "")
+        if name in ("", path.rsplit("/", 1)[-1])
+        and "." not in path.split("/")[0]
+        and path not in ("C", "")
     ]
+
+
+def _unused_imports_dropped(code: str) -> str:
+    """``code`` without the import specs whose names it never uses: a prompt written for
+    the test appended to it (MultiPL-E's imports ``testing``) does not build alone
+    otherwise (Go refuses an unused import)."""
+    shadow = go_source.masked(code)
+    depths = identifiers.brace_depths(shadow)
+    drops: list[tuple[int, int]] = []
+    for found in _IMPORT.finditer(shadow):
+        if depths[found.start()] != 0:
+            continue
+        end = _import_end(shadow, code, found.end())
+        grouped = code[found.end() : end].lstrip().startswith("(")
+        for spec in _IMPORT_SPEC.finditer(code, found.end(), end):
+            name, path = spec.group(1) or "", spec.group(2)[1:-1]
+            local = name or path.rsplit("/", 1)[-1]
+            used = re.search(rf"(?<![\w.]){re.escape(local)}\s*\.", shadow)
+            if local not in ("_", ".") and used is None:
+                # a lone `import "x"` goes whole; a group keeps its parentheses
+                drops.append(spec.span() if grouped else (found.start(), spec.end()))
+    for start, stop in reversed(drops):
+        code = code[:start] + code[stop:]
+    return code
 
 
 def _imports_used(specs: list[tuple[str, str]], shadow: str) -> str:

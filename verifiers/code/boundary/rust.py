@@ -30,7 +30,7 @@ to the test's side as a glob import, which the test's own names override.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import NoReturn
 
@@ -77,6 +77,7 @@ _FN = re.compile(
 _ALIAS = re.compile(r"\btype\s+([A-Za-z_]\w*)\s*=\s*([^;]+);")
 _USE = re.compile(r"(?m)^[ \t]*(?:pub\s+)?use\s+((?:::)?\s*(?:std|core|alloc)\s*::[^;]*);")
 _MAIN = re.compile(r"\bfn\s+main\s*\(\s*\)")
+_IMPL = re.compile(r"\bimpl\s+([A-Za-z_]\w*)\s*\{")
 _EXIT = re.compile(r"(?<![\w:])(?:::\s*)?(?:std\s*::\s*)?process\s*::\s*exit\s*\(")
 _USED = re.compile(r"(?<![\w.])(?<!::)[A-Za-z_]\w*")
 
@@ -96,34 +97,74 @@ class RType:
 
 @dataclass(frozen=True)
 class Signature:
-    """One function the program defines and the test uses."""
+    """One function the program defines and the test uses; ``owner``: the type whose
+    ``impl`` block holds it (LeetCode's ``Solution::two_sum``), or ""."""
 
     name: str
     lifetimes: str
     params: tuple[RType, ...]
     returns: RType | None
+    owner: str = ""
+
+    @property
+    def path(self) -> str:
+        return f"{self.owner}::{self.name}" if self.owner else self.name
 
 
 def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
     """The functions ``test`` takes from ``code``: the names it uses, declares nowhere
     (nor does ``setup``), that are not the prelude's and that ``code`` declares as a
-    function at its top level, in source order. Raises `Refused` for one that cannot
-    cross."""
+    function at its top level, in source order; then the associated functions it calls
+    by path (``Solution::two_sum``) from the ``impl`` blocks of such names. Raises
+    `Refused` for one that cannot cross."""
     shadow = rust_source.masked(code)
-    used = set(_USED.findall(rust_source.masked(test)))
+    tested = rust_source.masked(test)
+    used = set(_USED.findall(tested))
     own = set(rust_source.item_names(test)) | set(rust_source.item_names(setup))
     wanted = used - own - rust_source.PRELUDE - {"main"}
     aliases = _aliases(shadow)
     depths = identifiers.brace_depths(shadow)
+    found = _functions(shadow, wanted, depths, 0, (0, len(shadow)), aliases)
+    for block in _IMPL.finditer(shadow):
+        owner = block.group(1)
+        if owner in wanted and depths[block.start()] == 0:
+            called = set(re.findall(rf"(?<![\w:]){owner}\s*::\s*([A-Za-z_]\w*)", tested))
+            span = (block.end(), _closing(shadow, block.end() - 1))
+            for signature in _functions(shadow, called, depths, 1, span, aliases).values():
+                owned = replace(signature, owner=owner)
+                found[owned.path] = owned
+    return list(found.values())
+
+
+def _functions(
+    shadow: str,
+    wanted: set[str],
+    depths: list[int],
+    depth: int,
+    span: tuple[int, int],
+    aliases: dict[str, list[str]],
+) -> dict[str, Signature]:
+    """The signatures of the functions named in ``wanted`` declared at brace ``depth``
+    within ``span`` of ``shadow``, by name, in source order."""
     found: dict[str, Signature] = {}
-    for match in _FN.finditer(shadow):
+    for match in _FN.finditer(shadow, *span):
         name = match.group(2)
-        if name in wanted and depths[match.start()] == 0 and name not in found:
+        if name in wanted and depths[match.start()] == depth and name not in found:
             qualifiers = set(match.group(1).split()) - {"const"}
             if qualifiers:
                 raise Refused(UNSUPPORTED, f"{name}: an {' '.join(sorted(qualifiers))} function")
             found[name] = _signature(name, _tokens(shadow[match.end() :]), aliases)
-    return list(found.values())
+    return found
+
+
+def _closing(text: str, at: int) -> int:
+    """The index of the brace closing the one at ``at`` (the end of ``text`` if none)."""
+    depth = 0
+    for index in range(at, len(text)):
+        depth += (text[index] == "{") - (text[index] == "}")
+        if depth == 0:
+            return index
+    return len(text)
 
 
 def _tokens(text: str) -> list[str]:
@@ -351,9 +392,8 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
     renamed, count = _MAIN.subn(f"fn {TEST_MAIN}()", _exits_rewritten(test), count=1)
     if count == 0:
         raise ItemInvalid("invalid_reference", "reference.test: no `fn main()` found")
-    stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
     source = (
-        f"mod {MODULE};\n{_uses(code)}{setup}\n{stubs}{renamed}\n\n"
+        f"mod {MODULE};\n{_uses(code)}{setup}\n{_stubs(exported)}{renamed}\n\n"
         f"fn main() {{\n    {MODULE}::run_test({TEST_MAIN})\n}}\n"
     )
     return Program(language="rust", source=source, files={HARNESS: _harness()})
@@ -369,7 +409,7 @@ def _serving(index: int, signature: Signature) -> str:
     passed = {"": "a{}", "&": "&a{}", "&mut": "&mut a{}"}
     args = ", ".join(passed[p.ref].format(i) for i, p in enumerate(signature.params))
     returns = signature.returns
-    call = f"{signature.name}({args})"
+    call = f"{signature.path}({args})"
     lines.append(f"let result = {call};" if returns else f"{call};")
     lines.append("w.push(0);")
     if returns is not None:
@@ -387,6 +427,18 @@ def _serving(index: int, signature: Signature) -> str:
     return f"{head} {{\n{body}}}\n"
 
 
+def _stubs(exported: list[Signature]) -> str:
+    """A stub for every function, an associated one in an ``impl`` of a unit struct of
+    its owner's name (the test names only the path: ``Solution::two_sum``)."""
+    free = "".join(_stub(i, s) for i, s in enumerate(exported) if not s.owner)
+    owners = dict.fromkeys(s.owner for s in exported if s.owner)
+    for owner in owners:
+        inner = "".join(_stub(i, s) for i, s in enumerate(exported) if s.owner == owner)
+        indented = "".join(f"    {line}\n" if line else "\n" for line in inner.splitlines())
+        free += f"pub struct {owner};\n\nimpl {owner} {{\n{indented}}}\n\n"
+    return free
+
+
 def _stub(index: int, signature: Signature) -> str:
     """The test's side of one function: a function of the program's name and signature
     that calls it in the program's sandbox."""
@@ -394,7 +446,7 @@ def _stub(index: int, signature: Signature) -> str:
     returns = signature.returns
     arrow = f" -> {returns.text}" if returns else ""
     sent = {"": "&a{}", "&": "a{}", "&mut": "&*a{}"}
-    lines = [f'let mut c = {MODULE}::Call::begin({index}, "{signature.name}");']
+    lines = [f'let mut c = {MODULE}::Call::begin({index}, "{signature.path}");']
     lines += [
         f"{MODULE}::send({sent[p.ref].format(i)}, &mut c.out);"
         for i, p in enumerate(signature.params)
@@ -410,7 +462,8 @@ def _stub(index: int, signature: Signature) -> str:
         lines.append(_returned(returns))
     body = "".join(f"    {line}\n" for line in lines)
     name = f"{signature.name}{signature.lifetimes}"
-    head = f"#[allow(unused_mut, clippy::all)]\nfn {name}({params}){arrow}"
+    visible = "pub " if signature.owner else ""
+    head = f"#[allow(unused_mut, clippy::all)]\n{visible}fn {name}({params}){arrow}"
     return f"{head} {{\n{body}}}\n\n"
 
 
@@ -424,14 +477,17 @@ def _returned(returns: RType) -> str:
 
 def _uses(code: str) -> str:
     """The program's top-level ``use`` of the standard library, as a module the test's
-    side glob-imports: a name the test declares or imports itself overrides it."""
+    side glob-imports: a name the test declares or imports itself overrides it. A
+    ``use`` that renames, or that names one of the prelude's names (which a glob import
+    would shadow: ``use std::fmt::Result``), is the program's own."""
     shadow = rust_source.masked(code)
     depths = identifiers.brace_depths(shadow)
-    uses = [
-        f"    pub use {code[m.start(1) : m.end(1)].strip()};\n"
-        for m in _USE.finditer(shadow)
-        if depths[m.start()] == 0
-    ]
+    uses = []
+    for found in _USE.finditer(shadow):
+        path = code[found.start(1) : found.end(1)].strip()
+        words = set(_NAME.findall(path))
+        if depths[found.start()] == 0 and "as" not in words and not words & rust_source.PRELUDE:
+            uses.append(f"    pub use {path};\n")
     if not uses:
         return ""
     lines = "".join(dict.fromkeys(uses))
