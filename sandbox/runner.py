@@ -313,8 +313,7 @@ class Sandbox:
         case: Case,
         limits: Limits,
     ) -> tuple[CaseOutcome, CaseOutcome]:
-        to_program = os.pipe()
-        to_peer = os.pipe()
+        to_program, to_peer = channel_pipes()
         channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
         try:
             binds = [
@@ -641,7 +640,7 @@ def _fast_linked_case(
     """One case of a linked run on the fast path: the program (no input) on the first
     server, the peer (the case) on the second, each with its end of the channel. Raises
     SandboxFailure when either side's server could not run its case."""
-    to_program, to_peer = os.pipe(), os.pipe()
+    to_program, to_peer = channel_pipes()
     channels = (Channel(to_program[0], to_peer[1]), Channel(to_peer[0], to_program[1]))
     with ThreadPoolExecutor(max_workers=1) as side:
         peer = side.submit(servers[1].execute, programs[1], case, limits, channels[1])
@@ -650,6 +649,19 @@ def _fast_linked_case(
         finally:
             theirs = peer.result()
     return outcome(mine, limits), outcome(theirs, limits)
+
+
+def channel_pipes() -> tuple[tuple[int, int], tuple[int, int]]:
+    """The two pipes of a linked run's channel, each readable and writable by any user
+    who holds it: a JVM cannot use an inherited fd by number and opens it again as
+    ``/proc/self/fd/N``, which checks the pipe's mode against the sandbox's user (the
+    pipe is the host's, mode 0600). Only a process that holds the fds, or may read
+    another's ``/proc/PID/fd``, reaches them: the two sides, each in its own pid
+    namespace under its own user, see only their own."""
+    pipes = (os.pipe(), os.pipe())
+    for fd in (*pipes[0], *pipes[1]):
+        os.fchmod(fd, 0o666)
+    return pipes
 
 
 def _linked_commands(

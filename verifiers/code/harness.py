@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, inprocess, java_source, js_source, kotlin_source
-from referee.verifiers.code.boundary import assembly, c, cpp, go, rust
+from referee.verifiers.code.boundary import assembly, c, cpp, go, java, rust
 from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
 
-_SPLIT = frozenset({"c", "cpp", "go", "rust"})
+_SPLIT = frozenset({"c", "cpp", "go", "rust", "java"})
 """Compiled languages whose one assert test runs in a sandbox of its own
 (`boundary.c`, `boundary.cpp`, `boundary.go`, `boundary.rust`)."""
 RESULT_MARK = "@@referee-result@@ "
@@ -122,6 +122,12 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         exported_go = go.signatures(code, test, suite.setup)
         program = go.program(code, suite.setup, exported_go)
         tester = go.tester(code, suite.setup, test, exported_go)
+        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
+    if language == "java":
+        code, test = inprocess.finished(code, suite.test)
+        members, host = java.exports(code, test, suite.setup)
+        program = java.program(code, suite.setup, members, host)
+        tester = java.tester(code, suite.setup, test, members, host)
         return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
     if language == "rust":
         code, test = inprocess.finished(code, suite.test)

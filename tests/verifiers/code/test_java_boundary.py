@@ -1,0 +1,297 @@
+"""Java assert tests run apart from the program (`verifiers.code.boundary.java`): the
+members read from the program, the values that cross, and every way a call can end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.verifiers import Result, Status
+from referee.verifiers.base import ItemInvalid
+from referee.verifiers.code.boundary import java
+from referee.verifiers.code.boundary.declarations import Refused
+from referee.verifiers.code.boundary.java import Member, exports
+from tests.verifiers.code.conftest import ScoreMany, code_item
+
+M = Member
+LIST_LONG = "java.util.ArrayList<java.lang.Long>"
+MAIN_TEST = "public class Main {\n    public static void main(String[] a) { new Solution(); }\n}\n"
+
+EXPORTS: list[tuple[str, str, list[Member], str | None]] = [
+    (  # a test with its own Main: every member of the classes it names that crosses
+        "import java.util.*;\npublic class Solution {\n    private int seen;\n"
+        "    public Solution(int start) { seen = start; }\n    Solution() {}\n"
+        "    public int add(int a, int b) { return a + b; }\n"
+        "    static List<String> words(String[] parts, Map<String, Integer> counts) "
+        "{ return null; }\n    private void hidden() {}\n    <T> T any(T x) { return x; }\n"
+        "    long sum(long... xs) { return 0; }\n"
+        "    class Inner { int add(int a) { return a; } }\n}\n"
+        "class Unused { int f() { return 1; } }",
+        MAIN_TEST,
+        [
+            M("Solution", "<init>", False, ("int",), "void"),
+            M("Solution", "<init>", False, (), "void"),
+            M("Solution", "add", False, ("int", "int"), "int"),
+            M(
+                "Solution",
+                "words",
+                True,
+                ("java.lang.String[]", "java.util.Map<java.lang.String, java.lang.Integer>"),
+                "java.util.List<java.lang.String>",
+            ),
+            M("Solution", "sum", False, ("long[]",), "long", variadic=True),
+        ],
+        None,
+    ),
+    (  # without a constructor of its own, the default one
+        "class Solution { int f() { return 1; } }",
+        MAIN_TEST,
+        [M("Solution", "f", False, (), "int"), M("Solution", "<init>", False, (), "void")],
+        None,
+    ),
+    (  # MultiPL-E's shape: the static methods of the class the prompt leaves open
+        "import java.util.*;\nclass Problem {\n    public static ArrayList<Long> sorted("
+        "ArrayList<Long> xs) {\n        return xs;\n    }\n    public static long twice(long x) {\n"
+        "        return 2 * x;\n",
+        "    }\n    public static void main(String[] args) {\n    assert(twice(1l) == 2l);\n"
+        "    }\n\n}\n",
+        [
+            M("Problem", "sorted", True, (LIST_LONG,), LIST_LONG),
+            M("Problem", "twice", True, ("long",), "long"),
+        ],
+        "Problem",
+    ),
+    (  # a class named like a library one the test imports is not the test's
+        "import java.util.*;\n"
+        "class Arrays { static List<Integer> asList(int a) { return null; } }\n"
+        "class Solution { int f() { return 1; } }",
+        "import java.util.*;\npublic class Main {\n    public static void main(String[] a) {\n"
+        "        new Solution().f(); Arrays.asList(1);\n    }\n}\n",
+        [M("Solution", "f", False, (), "int"), M("Solution", "<init>", False, (), "void")],
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "test", "members", "host"), EXPORTS)
+def test_exports(code: str, test: str, members: list[Member], host: str | None) -> None:
+    from referee.verifiers.code.inprocess import finished
+
+    code, test = finished(code, test)
+    assert exports(code, test) == (members, host)
+
+
+UNSUPPORTED = [
+    "class Solution { Object f() { return null; } }",
+    "class Solution { int f(Solution other) { return 0; } }",
+    "class Solution { <T> T f(T x) { return x; } }",
+    "class Solution { int f(List<? extends Number> xs) { return 0; } }",
+    "class Solution { int f(List xs) { return 0; } }",
+    "class Solution { int f(java.util.function.Function<Integer, Integer> g) { return 0; } }",
+]
+
+
+@pytest.mark.parametrize("code", UNSUPPORTED)
+def test_a_member_the_test_calls_that_cannot_cross_is_refused(code: str) -> None:
+    test = (
+        "public class Main {\n"
+        "    public static void main(String[] a) { new Solution().f(null); }\n}\n"
+    )
+    with pytest.raises(Refused) as refused:
+        exports(code, test)
+    assert refused.value.flag == "unsupported_signature"
+
+
+def test_a_test_of_neither_shape_is_the_references_fault() -> None:
+    with pytest.raises(ItemInvalid, match="no `class Main` found"):
+        exports("class Solution {}", "assert true;")
+
+
+def test_the_tests_system_exit_is_the_harness_s() -> None:
+    test = "public class Main {\n    public static void main(String[] a) { System.exit(3); }\n}\n"
+    source = java.tester("class S {}", "", test, [], None).source
+    assert "RefereeBoundary.exit(3)" in source and "class RefereeTestMain" in source
+
+
+def _score(score_many: ScoreMany, code: str, test: str) -> Result:
+    item = code_item(f"```java\n{code}\n```", {"test": test}, language="java", time_limit_s=15)
+    return score_many([item])[0]
+
+
+_VALUES = """import java.util.*;
+class Solution {
+    static long[] limits() { return new long[] {Long.MIN_VALUE, Long.MAX_VALUE}; }
+    static double half(double x) { return x / 2; }
+    static String echo(String s) { return s; }
+    static char next(char c) { return (char) (c + 1); }
+    static Integer maybe(Integer x) { return x == null ? null : x + 1; }
+    static int[][] grid(int n) {
+        int[][] g = new int[n][];
+        for (int i = 0; i < n; i++) g[i] = new int[i];
+        return g;
+    }
+    static Map<String, List<Integer>> group(List<String> words) {
+        Map<String, List<Integer>> out = new TreeMap<>();
+        for (String w : words) out.computeIfAbsent(w, k -> new ArrayList<>()).add(w.length());
+        return out;
+    }
+    static Set<Optional<Boolean>> flags() {
+        return new HashSet<>(Arrays.asList(Optional.of(true), Optional.empty()));
+    }
+    static byte tiny(short s) { return (byte) s; }
+    static float third(float x) { return x / 3; }
+}
+"""
+
+_VALUES_TEST = """import java.util.*;
+public class Main {
+    public static void main(String[] a) {
+        long[] l = Solution.limits();
+        if (l[0] != Long.MIN_VALUE || l[1] != Long.MAX_VALUE) throw new AssertionError("limits");
+        assert Double.isNaN(Solution.half(Double.NaN)) && Solution.half(1e308) == 5e307;
+        String odd = "h\\u00e9\\ud83d\\ude00\\ud800x";
+        assert Solution.echo(odd).equals(odd) && Solution.echo(null) == null : "echo";
+        assert Solution.next('a') == 'b' && Solution.maybe(null) == null : "boxes";
+        assert Solution.maybe(4) == 5 : "box";
+        int[][] g = Solution.grid(3);
+        if (g.length != 3 || g[2].length != 2) throw new AssertionError("grid");
+        Map<String, List<Integer>> m = Solution.group(Arrays.asList("ab", "c", "ab"));
+        assert m.equals(Map.of("ab", List.of(2, 2), "c", List.of(1))) : "group " + m;
+        assert Solution.flags().equals(Set.of(Optional.of(true), Optional.empty())) : "flags";
+        assert Solution.tiny((short) 5) == 5 && Solution.third(1f) == 1f / 3 : "tiny";
+    }
+}
+"""
+
+_IN_PLACE = """import java.util.*;
+class Solution {
+    private int count;
+    Solution() {}
+    Solution(int start) { count = start; }
+    int next() { return ++count; }
+    static void sortIn(int[] xs) { Arrays.sort(xs); }
+    static void fill(List<Integer> xs) { xs.add(9); Collections.sort(xs); }
+    static void bump(Map<String, Integer> m) { m.merge("a", 1, Integer::sum); }
+}
+"""
+
+_IN_PLACE_TEST = """import java.util.*;
+public class Main {
+    public static void main(String[] a) {
+        int[] xs = {3, 1, 2};
+        Solution.sortIn(xs);
+        if (xs[0] != 1 || xs[2] != 3) throw new AssertionError("sort");
+        List<Integer> list = new ArrayList<>(List.of(2, 1));
+        Solution.fill(list);
+        if (!list.equals(List.of(1, 2, 9))) throw new AssertionError("fill " + list);
+        Map<String, Integer> m = new HashMap<>(Map.of("a", 1));
+        Solution.bump(m);
+        if (m.get("a") != 2) throw new AssertionError("bump");
+        Solution one = new Solution(), two = new Solution(10);
+        one.next();
+        if (one.next() != 2 || two.next() != 11) throw new AssertionError("objects");
+    }
+}
+"""
+
+# (program, test, reward, the case's status or a flag, text in its diff or message)
+CALLS: list[tuple[str, str, float, str, str]] = [
+    (_VALUES, _VALUES_TEST, 1.0, "passed", ""),
+    (_IN_PLACE, _IN_PLACE_TEST, 1.0, "passed", ""),
+    (  # the program's exception is thrown again by its class: the test may expect it
+        "class Solution { static int div(int a, int b) { if (b == 0) throw new "
+        'IllegalArgumentException("zero"); return a / b; } }',
+        "public class Main {\n    public static void main(String[] a) {\n        try {\n"
+        '            Solution.div(1, 0);\n            throw new AssertionError("no throw");\n'
+        '        } catch (IllegalArgumentException e) { assert e.getMessage().equals("zero"); }\n'
+        "    }\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # and fails the test that does not expect it
+        "class Solution {\n"
+        '    static int div(int a, int b) { throw new IllegalStateException("boom"); }\n}',
+        "public class Main {\n    public static void main(String[] a) { Solution.div(1, 1); }\n}\n",
+        0.0,
+        "wrong_answer",
+        "java.lang.IllegalStateException: boom",
+    ),
+    (  # a program that ends during a call fails the test, whatever the test catches
+        "class Solution { static int div(int a, int b) { System.exit(0); return 0; } }",
+        "public class Main {\n    public static void main(String[] a) {\n"
+        "        try { Solution.div(1, 1); } catch (Throwable e) {}\n    }\n}\n",
+        0.0,
+        "early_exit",
+        "the program ended during a call to Solution.div",
+    ),
+    (  # a test that ends by System.exit fails by its status
+        "class Solution { static int one() { return 2; } }",
+        "public class Main {\n    public static void main(String[] a) {\n"
+        "        if (Solution.one() != 1) System.exit(3);\n    }\n}\n",
+        0.0,
+        "wrong_answer",
+        "the test exited with status 3",
+    ),
+    (  # a list of the program's own class crosses as its items: its equals stays there
+        "import java.util.*;\nclass Mine extends ArrayList<Integer> {\n"
+        "    public boolean equals(Object o) { return true; }\n}\n"
+        "class Solution { static List<Integer> f() { return new Mine(); } }",
+        "import java.util.*;\npublic class Main {\n    public static void main(String[] a) {\n"
+        "        assert Solution.f().equals(List.of(1, 2));\n    }\n}\n",
+        0.0,
+        "wrong_answer",
+        "assertion failed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "test", "reward", "status", "text"), CALLS)
+def test_calls(
+    score_many: ScoreMany, code: str, test: str, reward: float, status: str, text: str
+) -> None:
+    result = _score(score_many, code, test)
+    assert result.status is Status.OK, result.error
+    assert result.reward == reward, result.details
+    case: dict[str, Any] = (result.details.get("cases") or [{}])[0]
+    flags = result.details.get("flags", [])
+    assert case.get("status") == status or status in flags or not status, result.details
+    assert text in (case.get("diff") or "") + result.details.get("message", ""), result.details
+    assert "in_process_tests" not in flags
+
+
+FORGED = {  # what goes wrong: (the function's result type, the reply it forges, as bytes)
+    "a count larger than its message": ("String", [0, 1, 0x7F, *[0xFF] * 7]),
+    "a bool that is neither 0 nor 1": ("boolean", [0, 2]),
+    "an integer out of its type's range": ("int", [0, 0, 0, 0, 1, 0, 0, 0, 0]),
+    "a message with bytes left over": ("boolean", [0, 1, 0]),
+    "a reply of no known kind": ("boolean", [7]),
+    "a message ends too soon": ("boolean", [0]),
+    "a presence byte that is neither 0 nor 1": ("Integer", [0, 5]),
+    "a message larger than 64 MiB": ("boolean", None),
+}
+
+
+@pytest.mark.parametrize("why", sorted(FORGED))
+def test_a_forged_reply_fails_the_test(score_many: ScoreMany, why: str) -> None:
+    """The program owns its end of the channel: whatever it writes there is read within
+    bounds and fails the test, never the harness."""
+    kind, body = FORGED[why]
+    message = (
+        "new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff}"
+        if body is None
+        else "new byte[] {0, 0, 0, " + ", ".join(f"(byte) {b}" for b in [len(body), *body]) + "}"
+    )
+    code = (
+        "class Solution {\n"
+        f"    static {kind} f(String s) throws Exception {{\n"
+        '        java.io.FileOutputStream out = new java.io.FileOutputStream("/proc/self/fd/" '
+        '+ System.getenv("REFEREE_CHANNEL_OUT"));\n'
+        f"        out.write({message});\n        out.flush();\n"
+        "        Runtime.getRuntime().halt(0);\n        throw new Exception();\n    }\n}\n"
+    )
+    test = 'public class Main {\n    public static void main(String[] a) { Solution.f("x"); }\n}\n'
+    result = _score(score_many, code, test)
+    assert result.status is Status.OK and result.reward == 0.0, result.details
+    assert why in result.details["cases"][0]["diff"], result.details
