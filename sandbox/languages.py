@@ -98,7 +98,7 @@ class Language:
     read: taken out of the program directory after the build and handed to the run on
     stdin ahead of the case's input (`ProgramDir.withhold`). Java's class files, whose
     constants and bytecode are the test's expected values in plain sight; the launcher
-    defines them from what it reads (`verifiers.code.inprocess`)."""
+    defines them from what it reads (see tests/sandbox/test_test_host.py)."""
     test_host_launcher: str = ""
     """The one file matching `test_host_withheld` that stays: the class the run starts."""
 

@@ -6,30 +6,25 @@
   `RESULT_MARK`, as plain JSON; a result that is not plain data (a class instance, a
   subclass of a plain type) is reported as such instead (`UNSUPPORTED_MARK`), never
   converted. The host compares the values: the expected ones never enter the sandbox.
-- assert (Python, JavaScript, TypeScript, bash, C, C++, Go, Rust): the test code runs
-  in a *second* sandbox, linked to the program's by a channel (`verifiers.code.boundary`,
-  `boundary.c`, `boundary.cpp`, `boundary.go`, `boundary.rust`): the program
-  never holds the tests, their expected values or the assertion machinery, and only
-  plain values come back.
-- assert (Java): the test is appended to the program and runs in its process
-  (`verifiers.code.inprocess` hardens that run and proves it completed).
+- assert (every language that runs them): the test code runs in a *second* sandbox,
+  linked to the program's by a channel (`verifiers.code.boundary`; for the compiled
+  languages a test built apart, with stubs made from the program's declarations: C,
+  C++, Go, Rust, Java): the program never holds the tests, their expected values or the
+  assertion machinery, and only plain values come back.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
-from referee.verifiers.code import go_source, inprocess, java_source, js_source, kotlin_source
+from referee.verifiers.code import go_source, java_source, js_source, kotlin_source, multipl_e
 from referee.verifiers.code.boundary import assembly, c, cpp, go, java, rust
-from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite
 
-_SPLIT = frozenset({"c", "cpp", "go", "rust", "java"})
-"""Compiled languages whose one assert test runs in a sandbox of its own
-(`boundary.c`, `boundary.cpp`, `boundary.go`, `boundary.rust`)."""
 RESULT_MARK = "@@referee-result@@ "
 UNSUPPORTED_MARK = "@@referee-unsupported@@ "
 
@@ -82,62 +77,43 @@ __referee_call()
 @dataclass(frozen=True)
 class Plan:
     """What to run: ``program`` on ``cases``; with a ``tester``, a linked run where the
-    tester gets the cases and the program none (`sandbox.Sandbox.run_linked`).
-    ``completion`` is what proves an in-process test ran to its end."""
+    tester gets the cases and the program none (`sandbox.Sandbox.run_linked`)."""
 
     program: Program
     cases: list[Case]
     tester: Program | None = None
-    completion: Proof | None = None
     verdict_key: str = ""
     """What the tester's verdict line carries (the program never sees it)."""
     tester_alone: bool = False
     """The tester holds nothing of the program's (its build failing is the reference's
-    fault); C's and C++'s hold stubs made from the program's signatures."""
+    fault); the compiled languages' hold stubs made from the program's signatures."""
 
 
-def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
-    """The plan for ``suite`` and the candidate's ``code``; ``proof`` (random, per item)
-    is what in-process tests show when they complete. Raises `declarations.Refused` for
-    a C or C++ program whose functions the test cannot call from its own sandbox."""
+_SPLIT: dict[str, Callable[[str, str, str], tuple[Program, Program]]] = {
+    "c": c.programs,
+    "cpp": cpp.programs,
+    "go": go.programs,
+    "java": java.programs,
+    "rust": rust.programs,
+}
+"""Compiled languages whose one assert test is built apart from the program, with stubs
+generated from the program's declarations, and run in a sandbox of its own: the
+program's side and the test's from (code, test, setup)."""
+
+
+def build_plan(suite: Suite, code: str, language: str, key: str) -> Plan:
+    """The plan for ``suite`` and the candidate's ``code``; ``key`` (random, per item)
+    is what a tester's verdict line carries. Raises `declarations.Refused` for a
+    program whose functions the test cannot call from its own sandbox."""
     check_supported(suite, language)
     if suite.kind == "stdio":
         cases = [Case(stdin=c.stdin) for c in suite.cases]
         source = _as_command(code, language)
         return Plan(Program(language=language, source=source), cases)
-    if language == "cpp":
-        code, test = inprocess.finished(code, suite.test)
-        exported = cpp.signatures(code, test, suite.setup)
-        program = cpp.program(code, suite.setup, exported)
-        tester = cpp.tester(code, suite.setup, test, exported)
-        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
-    if language == "c":
-        code, test = inprocess.finished(code, suite.test)
-        functions = c.signatures(code, test, suite.setup)
-        program = c.program(code, suite.setup, functions)
-        tester = c.tester(code, suite.setup, test, functions)
-        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
-    if language == "go":
-        code, test = inprocess.finished(code, suite.test)
-        exported_go = go.signatures(code, test, suite.setup)
-        program = go.program(code, suite.setup, exported_go)
-        tester = go.tester(code, suite.setup, test, exported_go)
-        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
-    if language == "java":
-        code, test = inprocess.finished(code, suite.test)
-        members, host = java.exports(code, test, suite.setup)
-        program = java.program(code, suite.setup, members, host)
-        tester = java.tester(code, suite.setup, test, members, host)
-        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
-    if language == "rust":
-        code, test = inprocess.finished(code, suite.test)
-        exported_rust = rust.signatures(code, test, suite.setup)
-        program = rust.program(code, suite.setup, exported_rust)
-        tester = rust.tester(code, suite.setup, test, exported_rust)
-        return Plan(program, [Case(stdin=f"{proof.key}\n")], tester=tester, verdict_key=proof.key)
-    if language not in assembly.LINKED_LANGUAGES:
-        program = inprocess.program(language, suite.setup, code, suite.test, proof)
-        return Plan(program, [inprocess.case(language, proof)], completion=proof)
+    split = _SPLIT.get(language)
+    if split is not None:
+        program, tester = split(*multipl_e.finished(code, suite.test), suite.setup)
+        return Plan(program, [Case(stdin=f"{key}\n")], tester=tester, verdict_key=key)
     if suite.kind == "function":
         driver = _CALL_DRIVER.format(
             name=suite.fn_name, mark=RESULT_MARK, unsupported=UNSUPPORTED_MARK
@@ -146,13 +122,13 @@ def build_plan(suite: Suite, code: str, language: str, proof: Proof) -> Plan:
         cases = [Case(stdin=c.stdin) for c in suite.cases]
         return Plan(Program(language=language, source=prefix + code + driver), cases)
     cases = [
-        assembly.tester_case(c.stdin, suite.setup, proof.key, language, i)
+        assembly.tester_case(c.stdin, suite.setup, key, language, i)
         for i, c in enumerate(suite.cases)
     ]
     program = assembly.program(code, suite.setup, language)
     tests = tuple(c.stdin for c in suite.cases)
     tester = assembly.tester(language, suite.setup, tests)
-    return Plan(program, cases, tester=tester, verdict_key=proof.key, tester_alone=True)
+    return Plan(program, cases, tester=tester, verdict_key=key, tester_alone=True)
 
 
 def _as_command(code: str, language: str) -> str:
@@ -182,14 +158,19 @@ def check_supported(suite: Suite, language: str) -> None:
         )
     if language in assembly.LINKED_LANGUAGES:
         return
+    if language not in _SPLIT:
+        supported = ", ".join(sorted({*assembly.LINKED_LANGUAGES, *_SPLIT}))
+        raise ItemInvalid(
+            "invalid_params",
+            f"params.language: assert-style tests run for {supported}; "
+            f"for {language} give stdin/stdout tests",
+        )
     if len(suite.cases) != 1 or not suite.test:
         raise ItemInvalid(
             "invalid_reference",
             "reference: test lists need params.language python3, javascript, typescript or "
-            f"bash, not {language}; for {language} give one test appended to the program",
+            f"bash, not {language}; for {language} give one test to run against the program",
         )
-    if language not in _SPLIT:  # C, C++, Go and Rust run their one test in a second sandbox
-        inprocess.check_language(language, {*assembly.LINKED_LANGUAGES, *_SPLIT})
 
 
 def returned_value(stdout: str) -> tuple[bool, object, str | None]:

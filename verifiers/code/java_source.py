@@ -1,5 +1,7 @@
-"""One Java file from several: an in-process test is compiled as one ``Main.java`` holding
-the reference's setup, the program and the test, which Java only accepts when
+"""One Java file from several: each side of an assert test (`boundary.java`) is compiled
+as one ``Main.java``, the program's holding the reference's setup, the program and our
+``Main``, the test's the setup, stub classes, the test and our ``Main``; Java only
+accepts that when
 
 - every ``import`` comes before the first type: imports are hoisted to the top (a test or
   a program after a setup may carry its own);

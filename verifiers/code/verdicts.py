@@ -1,8 +1,8 @@
 """Per-case verdicts: what each case's run means for the score.
 
 A case passes when its run ended ``ok`` and its output matches (stdio: the comparator or
-the checker's score; function: the returned JSON value; assert: the tester's verdict, or
-for a test in the program's process the completion status). Anything else scores 0 with
+the checker's score; function: the returned JSON value; assert: the tester's verdict,
+on the line its key marks). Anything else scores 0 with
 the sandbox's status (``runtime_error``, ``timeout``, ``memory_limit``, ``output_limit``,
 ``signal``) or ``wrong_answer``. A verdict's ``flags`` name suspected gaming
 (``custom_type``, ``custom_eq``, ``early_exit``); they explain a 0, never cause one alone.
@@ -25,7 +25,6 @@ from referee.verifiers.code.comparison import (
     compare_values,
 )
 from referee.verifiers.code.harness import returned_value
-from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.suite import Suite, TestCase
 
 STDERR_CHARS = 300
@@ -58,13 +57,12 @@ class Verdict:
 @dataclass(frozen=True)
 class Rules:
     """How outputs are judged: the comparator, tolerances, whether an APPS-style
-    ``[value]`` expected output also accepts ``value``, and what proves an
-    in-process test completed (None: no such test)."""
+    ``[value]`` expected output also accepts ``value``, and the key a tester's verdict
+    line carries."""
 
     compare: Comparator
     tolerance: Tolerance
     accept_wrapped_output: bool = False
-    completion: Proof | None = None
     verdict_key: str = ""
     """What a tester's verdict line carries (`harness.Plan.verdict_key`)."""
 
@@ -80,8 +78,6 @@ def judge(
     when the tests ran in a sandbox of their own."""
     if peer is not None:
         return judge_linked(outcome, peer, rules.verdict_key)
-    if suite.kind == "assert" and rules.completion is not None:
-        return judge_in_process(outcome, rules.completion)
     time_s = outcome.wall_s
     if outcome.status is not CaseStatus.OK:
         tail = outcome.stderr[-STDERR_CHARS:] or None
@@ -119,22 +115,6 @@ def judge_linked(program: CaseOutcome, tester: CaseOutcome, key: str) -> Verdict
         return Verdict(tester.status.value, 0.0, time_s, stderr=tail)
     status = "runtime_error" if program.status is CaseStatus.RUNTIME_ERROR else "wrong_answer"
     return Verdict(status, 0.0, time_s, diff=verdict.message, stderr=tail, flags=flags)
-
-
-def judge_in_process(outcome: CaseOutcome, completion: Proof) -> Verdict:
-    """A test that ran in the program's process passes only when the process showed the
-    completion proof (`verifiers.code.inprocess`): an early ``exit(0)`` does not."""
-    time_s = outcome.wall_s
-    tail = outcome.stderr[-STDERR_CHARS:] or None
-    if completion.shown(outcome.exit_code, outcome.stdout) and outcome.status in (
-        CaseStatus.OK,
-        CaseStatus.RUNTIME_ERROR,
-    ):
-        return Verdict("passed", 1.0, time_s)
-    if outcome.status is CaseStatus.OK:
-        diff = "the program exited before the tests finished"
-        return Verdict("wrong_answer", 0.0, time_s, diff=diff, stderr=tail, flags=("early_exit",))
-    return Verdict(outcome.status.value, 0.0, time_s, stderr=tail)
 
 
 def _judge_value(case: TestCase, outcome: CaseOutcome, rules: Rules) -> Verdict:

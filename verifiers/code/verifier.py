@@ -13,6 +13,7 @@ naming the field; a sandbox failure is ``error`` (never 0). The item deadline of
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -30,14 +31,12 @@ from referee.verifiers.base import (
     item_timeout_s,
     runs_end,
 )
-from referee.verifiers.code import inprocess
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
 from referee.verifiers.code.boundary.declarations import Refused
 from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
 from referee.verifiers.code.harness import Plan, build_plan, check_supported
-from referee.verifiers.code.proof import Proof
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
 from referee.verifiers.code.suite import Suite, parse_suite
 from referee.verifiers.code.verdicts import Rules, Verdict, judge, skipped, summarise
@@ -143,7 +142,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         if not _encodable(code):
             return Outcome(0.0, details={**details, "message": "the code is not valid UTF-8"})
         try:
-            plan = build_plan(suite, code, language, Proof.drawn())
+            plan = build_plan(suite, code, language, secrets.token_hex(8))
         except Refused as exc:
             message = f"the test cannot call the program's function {exc}"
             return Outcome(0.0, details={**details, "flags": [exc.flag], "message": message})
@@ -151,25 +150,14 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             params.compare,
             Tolerance(params.abs_tol, params.rel_tol),
             params.accept_wrapped_output,
-            plan.completion,
             plan.verdict_key,
         )
-        if plan.completion is not None:
-            details["flags"] = ["in_process_tests"]
-            refused = inprocess.refusal(language, code, suite.test, suite.setup)
-            if refused is not None:
-                details["flags"].append(refused[0])
-                details["message"] = refused[1]
-                return Outcome(0.0, details=details)
         return self._grade(suite, plan, params, rules, details)
 
     def _grade(
         self, suite: Suite, plan: Plan, params: CodeParams, rules: Rules, details: dict[str, Any]
     ) -> Outcome:
         limits = params.limits()
-        if plan.completion is not None:
-            # a test in the program's process: a fork could try guesses against it
-            limits = limits.model_copy(update={"spawn": False})
         began = time.monotonic()
         deadline = _latest_start(limits, CHECKED_RUNS_SHARE if suite.checker else RUNS_SHARE)
         runs, compiled, cut = self._execute(plan, limits, params.early_exit, suite, rules, deadline)

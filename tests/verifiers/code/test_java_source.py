@@ -159,15 +159,16 @@ def test_shadowing(code: str, test: str, setup: str, hidden: list[str]) -> None:
 
 
 @pytest.mark.slow
-def test_a_program_hiding_a_library_type_from_its_test_is_refused(registry: Registry) -> None:
-    """``corpus/java/shadow_arrays.java`` scored 1.0: its ``Arrays.asList`` copied the
-    expected values into its result before the test compared them. A program's own
-    types the test does not use as library types still run."""
+def test_a_program_never_hides_a_library_type_from_its_test(registry: Registry) -> None:
+    """``corpus/java/shadow_arrays.java`` scored 1.0 while the test shared the program's
+    file: its ``Arrays.asList`` copied the expected values into its result before the
+    test compared them. Built apart, the test's ``Arrays`` is java.util's: a right answer
+    beside a class of that name scores 1.0 (and the attack 0, in the corpus)."""
     test = TEST.replace("Solution s", "Stack<Integer> unused = new Stack<>(); Solution s")
     shadow = CODE + "\nclass Arrays { static <T> List<T> asList(T... a) { return null; } }"
     own = CODE + "\nclass Pair { int a, b; }"
     params = {"language": "java"}
-    refused, kept = score_items(
+    beside, kept = score_items(
         [
             Item(
                 verifier="code",
@@ -179,9 +180,7 @@ def test_a_program_hiding_a_library_type_from_its_test_is_refused(registry: Regi
         ],
         registry,
     )
-    assert (refused.status, refused.reward) == (Status.OK, 0.0)
-    assert "shadows_library" in refused.details["flags"], refused.details
-    assert "java.util.Arrays" in refused.details["message"]
+    assert (beside.status, beside.reward) == (Status.OK, 1.0), beside.details
     assert (kept.status, kept.reward) == (Status.OK, 1.0), kept.details
 
 

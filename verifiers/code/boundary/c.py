@@ -193,6 +193,12 @@ def _ctype(text: str | None, result: bool) -> CType | None:
     return CType(text, Kind.UNSIGNED if _UNSIGNED & set(plain) else Kind.SIGNED)
 
 
+def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+    """The program's side and the test's (`program`, `tester`). Raises `Refused`."""
+    exported = signatures(code, test, setup)
+    return program(code, setup, exported), tester(code, setup, test, exported)
+
+
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
     """The program's side: `boundary.h` (before anything of the program's), ``setup``,
     ``code`` (its own ``main`` renamed), a function serving each ``exported`` function,

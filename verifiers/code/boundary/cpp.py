@@ -132,6 +132,12 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
     return Signature(name, returns, tuple(params))
 
 
+def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+    """The program's side and the test's (`program`, `tester`). Raises `Refused`."""
+    exported = signatures(code, test, setup)
+    return program(code, setup, exported), tester(code, setup, test, exported)
+
+
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
     """The program's side: ``setup``, ``code`` (its own ``main`` renamed), a pointer to
     each ``exported`` function taken while the program's macros hold (its ``#define int

@@ -243,6 +243,13 @@ def _closing(text: str, at: int) -> int:
     return len(text)
 
 
+def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+    """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
+    `ItemInvalid` for a test of no shape it runs."""
+    exported = signatures(code, test, setup)
+    return program(code, setup, exported), tester(code, setup, test, exported)
+
+
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
     """The program's side: ``code`` in package ``main`` (its own ``main`` renamed), a
     function serving each ``exported`` one and a ``main`` serving the calls."""

@@ -234,14 +234,26 @@ def _parse(tokens: list[str], at: int, where: str) -> tuple[str, int]:
     return text, at
 
 
-def program(code: str, setup: str, members: list[Member], host: str | None) -> Program:
-    """The program's side: ``setup`` and ``code`` (imports hoisted, top-level types made
-    non-public, its own ``Main`` renamed, the class ``host`` it leaves open for the test
-    closed), and a ``Main`` serving ``members``."""
+def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+    """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
+    `ItemInvalid` for a test of no shape it runs."""
+    members, host = exports(code, test, setup)
+    built = program(code, setup, members, host, test)
+    return built, tester(code, setup, test, members, host)
+
+
+def program(
+    code: str, setup: str, members: list[Member], host: str | None, test: str = ""
+) -> Program:
+    """The program's side: ``setup`` and ``code`` (imports hoisted, with the ``test``'s,
+    top-level types made non-public, its own ``Main`` renamed, the class ``host`` it
+    leaves open for the test closed), and a ``Main`` serving ``members``."""
     if host is not None:
         code = f"{code}\n}}\n"
     (setup, above), (code, mine) = java_source.hoisted(setup), java_source.hoisted(code)
-    imports = "\n".join(dict.fromkeys([*above, *mine]))
+    # the test's imports too: in one file with it, a program used the names they bring
+    # (an answer without `import java.util.*;` beside a test with one compiled)
+    imports = "\n".join(dict.fromkeys([*above, *mine, *java_source.hoisted(test)[1]]))
     code = java_source.unpublished(java_source.main_renamed(code, PROGRAM_MAIN))
     table = "".join(f"            {_function(m)},\n" for m in members)
     launcher = (

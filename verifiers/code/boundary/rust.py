@@ -370,6 +370,13 @@ def _alias(p: _Parser, name: str, depth: int) -> str:
     return text
 
 
+def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+    """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
+    `ItemInvalid` for a test without ``fn main()``."""
+    exported = signatures(code, test, setup)
+    return program(code, setup, exported), tester(code, setup, test, exported)
+
+
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
     """The program's side: ``setup`` and ``code`` (its own ``main`` renamed), a function
     serving each ``exported`` one, and a ``main`` serving the calls."""
