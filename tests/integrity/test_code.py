@@ -22,7 +22,10 @@ an oracle: a fork (or another JVM, or a copy of the binary) per guess, a call to
 test's ``main`` by reflection (Java, failing by ``AssertionError`` or by another
 exception) or by its address (Go ``unsafe``), a trap handler restoring a snapshot of the
 program's data and bss and trying the next answer (C, C++), the proof read from the
-renamed test's name or from a heap dump (Java).
+renamed test's name or from a heap dump (Java), memory read in safe Rust through a
+compiler soundness hole, and a verdict line printed by the test on the program's
+behalf. Many of them aimed at tests that ran in the program's process; every language's
+tests now run in a sandbox of their own, and the corpus keeps them all.
 """
 
 from __future__ import annotations
