@@ -63,7 +63,7 @@ def package_names(code: str) -> list[str]:
             name = _NAME.match(text, at)  # a method starts with its receiver: "("
             names += [name.group()] if name else []
         elif text.startswith("(", at):
-            read = _closing_paren(text, at + 1)
+            read = identifiers.closing(text, at)
             names += _grouped(text, at + 1, read, keyword, depth)
         else:
             names += _listed(text, at)
@@ -92,12 +92,3 @@ _ENTRY = re.compile(r"[^\s;][^\n;]*")
 def _listed(text: str, at: int) -> list[str]:
     found = _NAME_LIST.match(text, at)
     return _NAME.findall(found.group()) if found else []
-
-
-def _closing_paren(text: str, at: int) -> int:
-    depth = 1
-    for index in range(at, len(text)):
-        depth += (text[index] == "(") - (text[index] == ")")
-        if depth == 0:
-            return index
-    return len(text)

@@ -8,6 +8,7 @@ module blanks its own literals (`java_source`, `go_source`, `rust_source`, ...).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 PROGRAM_MAIN = "referee_program_main"
 """What a program's own ``main`` becomes."""
@@ -48,6 +49,28 @@ def suffixed(code: str, shadow: str, names: set[str], suffix: str) -> str:
         parts += [code[last : found.end()], suffix]
         last = found.end()
     return "".join([*parts, code[last:]])
+
+
+def calls_replaced(code: str, shadow: str, call: re.Pattern[str], new: Callable[[str], str]) -> str:
+    """``code`` with every match of ``call`` in ``shadow`` (a callee and its opening
+    parenthesis, never inside a comment or a literal) replaced by ``new(matched text)``:
+    a test's ``os.Exit(`` made the harness's ``referee_exit(``."""
+    parts, last = [], 0
+    for found in call.finditer(shadow):
+        parts += [code[last : found.start()], new(found.group())]
+        last = found.end()
+    return "".join([*parts, code[last:]])
+
+
+def closing(shadow: str, at: int) -> int:
+    """The index of the bracket (any of ``([{``) closing the one at ``at`` in ``shadow``
+    (its end when none does)."""
+    depth = 0
+    for index in range(at, len(shadow)):
+        depth += (shadow[index] in "([{") - (shadow[index] in ")]}")
+        if depth == 0:
+            return index
+    return len(shadow)
 
 
 def blank(literal: re.Match[str]) -> str:

@@ -128,12 +128,14 @@ def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
 
 def _signature(name: str, shadow: str, at: int) -> Signature:
     """The signature whose parameter list opens at ``at``."""
-    end = _closing(shadow, at)
+    end = identifiers.closing(shadow, at)
     params = _fields(shadow[at + 1 : end], name, variadic=True)
     rest = _SPACE.match(shadow, end + 1)
     start = rest.end() if rest else end + 1
     if shadow.startswith("(", start):
-        results = _fields(shadow[start + 1 : _closing(shadow, start)], name, variadic=False)
+        results = _fields(
+            shadow[start + 1 : identifiers.closing(shadow, start)], name, variadic=False
+        )
     elif shadow.startswith("{", start):
         results = ()
     else:
@@ -231,16 +233,6 @@ def _split(text: str) -> list[str]:
             parts.append(text[last:index])
             last = index + 1
     return [*parts, text[last:]]
-
-
-def _closing(text: str, at: int) -> int:
-    """The index of the bracket closing the one at ``at`` (the end of ``text`` if none)."""
-    depth = 0
-    for index in range(at, len(text)):
-        depth += (text[index] in "([{") - (text[index] in ")]}")
-        if depth == 0:
-            return index
-    return len(text)
 
 
 def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
@@ -361,7 +353,7 @@ def _import_end(shadow: str, text: str, at: int) -> int:
     space = _SPACE.match(text, at)
     at = space.end() if space else at
     if shadow.startswith("(", at):
-        return _closing(shadow, at) + 1
+        return identifiers.closing(shadow, at) + 1
     line = shadow.find("\n", at)
     return len(shadow) if line < 0 else line
 
@@ -431,14 +423,12 @@ def _imports_used(specs: list[tuple[str, str]], shadow: str) -> str:
 def _exits_rewritten(test: str) -> str:
     """``test`` with its ``os.Exit`` and ``log.Fatal`` calls made the harness's, which
     give a verdict (the process would otherwise end without one)."""
-    shadow = go_source.masked(test)
-    parts, last = [], 0
-    for found in _EXIT.finditer(shadow):
-        callee = found.group(1)
-        name = next(v for k, v in _EXITS.items() if re.fullmatch(k, callee))
-        parts += [test[last : found.start()], f"{name}("]
-        last = found.end()
-    return "".join([*parts, test[last:]])
+    return identifiers.calls_replaced(test, go_source.masked(test), _EXIT, _exit_for)
+
+
+def _exit_for(call: str) -> str:
+    callee = call.rstrip("(").rstrip()
+    return next(v for k, v in _EXITS.items() if re.fullmatch(k, callee)) + "("
 
 
 def _harness() -> str:

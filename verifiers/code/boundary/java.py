@@ -341,11 +341,7 @@ def _exits_rewritten(test: str) -> str:
     """``test`` with its ``System.exit`` calls made the harness's, which gives a verdict
     from the status (the JVM would otherwise end without one)."""
     shadow = java_source.masked(test)
-    parts, last = [], 0
-    for found in _EXIT.finditer(shadow):
-        parts += [test[last : found.start()], "RefereeBoundary.exit("]
-        last = found.end()
-    return "".join([*parts, test[last:]])
+    return identifiers.calls_replaced(test, shadow, _EXIT, lambda _: "RefereeBoundary.exit(")
 
 
 def _harness() -> str:

@@ -129,7 +129,7 @@ def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
         owner = block.group(1)
         if owner in wanted and depths[block.start()] == 0:
             called = set(re.findall(rf"(?<![\w:]){owner}\s*::\s*([A-Za-z_]\w*)", tested))
-            span = (block.end(), _closing(shadow, block.end() - 1))
+            span = (block.end(), identifiers.closing(shadow, block.end() - 1))
             for signature in _functions(shadow, called, depths, 1, span, aliases).values():
                 owned = replace(signature, owner=owner)
                 found[owned.path] = owned
@@ -155,16 +155,6 @@ def _functions(
                 raise Refused(UNSUPPORTED, f"{name}: an {' '.join(sorted(qualifiers))} function")
             found[name] = _signature(name, _tokens(shadow[match.end() :]), aliases)
     return found
-
-
-def _closing(text: str, at: int) -> int:
-    """The index of the brace closing the one at ``at`` (the end of ``text`` if none)."""
-    depth = 0
-    for index in range(at, len(text)):
-        depth += (text[index] == "{") - (text[index] == "}")
-        if depth == 0:
-            return index
-    return len(text)
 
 
 def _tokens(text: str) -> list[str]:
@@ -506,11 +496,7 @@ def _exits_rewritten(test: str) -> str:
     """``test`` with its ``std::process::exit`` calls made the harness's, which gives a
     verdict from the status (the process would otherwise end without one)."""
     shadow = rust_source.masked(test)
-    parts, last = [], 0
-    for found in _EXIT.finditer(shadow):
-        parts += [test[last : found.start()], f"{MODULE}::exit("]
-        last = found.end()
-    return "".join([*parts, test[last:]])
+    return identifiers.calls_replaced(test, shadow, _EXIT, lambda _: f"{MODULE}::exit(")
 
 
 def _harness() -> str:
