@@ -3,16 +3,20 @@ members read from the program, the values that cross, and every way a call can e
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from referee.sandbox import Sandbox, SandboxSettings
 from referee.verifiers import Result, Status
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code.boundary import java
 from referee.verifiers.code.boundary.declarations import Refused
 from referee.verifiers.code.boundary.java import Member, exports
 from referee.verifiers.code.multipl_e import finished
+from referee.verifiers.code.verifier import CodeVerifier
 from tests.verifiers.code.conftest import ScoreMany, code_item
 
 M = Member
@@ -293,3 +297,33 @@ def test_a_forged_reply_fails_the_test(score_many: ScoreMany, why: str) -> None:
     result = _score(score_many, code, test)
     assert result.status is Status.OK and result.reward == 0.0, result.details
     assert why in result.details["cases"][0]["diff"], result.details
+
+
+RUNTIME = Path(os.environ.get("REFEREE_TEST_RUNTIME_DIR", "/opt/referee/runtime"))
+"""The runtime scripts/test.sh builds: javatuples comes from it."""
+
+_PAIR_PROMPT = (
+    "import java.util.*;\nimport org.javatuples.*;\n\nclass Problem {\n"
+    "    public static Pair<Long, Long> sumProduct(ArrayList<Long> numbers) {\n"
+    "        long s = 0, p = 1;\n        for (long n : numbers) { s += n; p *= n; }\n"
+    "        return Pair.with(s, p);\n"
+)
+_PAIR_TEST = (
+    "    }\n    public static void main(String[] args) {\n"
+    "    assert(sumProduct((new ArrayList<Long>(Arrays.asList((long)3l, (long)5l))))"
+    ".equals((Pair.with(8l, 15l))));\n    }\n\n}\n"
+)
+
+
+def test_javatuples_pairs_cross() -> None:
+    """MultiPL-E's HumanEval-Java returns javatuples' Pair (from the sandbox's runtime)."""
+    settings = SandboxSettings(backend="bwrap", python_fast_path=False, runtime_dir=RUNTIME)
+    right, wrong = (_PAIR_PROMPT, _PAIR_PROMPT.replace("p *= n", "p += n"))
+    with Sandbox(settings) as box:
+        results = CodeVerifier(sandbox=box).score(
+            [
+                code_item(f"```java\n{c}\n```", {"test": _PAIR_TEST}, language="java")
+                for c in (right, wrong)
+            ]
+        )
+    assert [r.reward for r in results] == [1.0, 0.0], [r.details for r in results]

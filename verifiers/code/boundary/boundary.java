@@ -128,6 +128,9 @@ final class RefereeBoundary {
         "java.util.Set", "java.util.HashSet", "java.util.TreeSet", "java.util.LinkedHashSet");
     static final Set<String> MAPS = Set.of(
         "java.util.Map", "java.util.HashMap", "java.util.TreeMap", "java.util.LinkedHashMap");
+    /** javatuples' tuples (MultiPL-E's HumanEval-Java returns Pair), by their arity. */
+    static final Map<String, Integer> TUPLES = Map.of(
+        "org.javatuples.Pair", 2, "org.javatuples.Triplet", 3, "org.javatuples.Quartet", 4);
 
     // ---- writing ------------------------------------------------------------------------
 
@@ -189,8 +192,18 @@ final class RefereeBoundary {
                 Optional<?> o = (Optional<?>) value;
                 write(o.isPresent() ? 1 : 0);
                 if (o.isPresent()) put(o.get(), ty.args[0], depth + 1);
+            } else if (TUPLES.containsKey(name) && value.getClass().getName().equals(name)) {
+                for (int i = 0; i < ty.args.length; i++) put(member(value, i), ty.args[i], depth + 1);
             } else {
                 throw new Unsupported(value.getClass().getName());
+            }
+        }
+
+        private static Object member(Object tuple, int index) {
+            try {
+                return tuple.getClass().getMethod("getValue", int.class).invoke(tuple, index);
+            } catch (ReflectiveOperationException e) {
+                throw new Unsupported(tuple.getClass().getName());
             }
         }
 
@@ -280,7 +293,22 @@ final class RefereeBoundary {
             if (name.equals("java.util.Optional")) {
                 return flag() ? Optional.ofNullable(get(ty.args[0], depth + 1)) : Optional.empty();
             }
+            if (TUPLES.containsKey(name)) return tuple(ty, depth);
             throw new Broken("a value of no known type");
+        }
+
+        private Object tuple(Ty ty, int depth) {
+            Object[] members = new Object[ty.args.length];
+            Class<?>[] types = new Class<?>[members.length];
+            for (int i = 0; i < members.length; i++) {
+                members[i] = get(ty.args[i], depth + 1);
+                types[i] = Object.class;
+            }
+            try {
+                return Class.forName(ty.name).getMethod("with", types).invoke(null, members);
+            } catch (ReflectiveOperationException e) {
+                throw new Broken("a value of no known type");
+            }
         }
 
         private Object array(Ty ty, int depth) {

@@ -14,9 +14,11 @@ Solution()`` and calls its methods), and MultiPL-E's, which goes on inside the c
 program's prompt left open, calling its static methods by their bare names.
 
 A member crosses when its types are made of primitives, their boxes, ``String``, arrays
-and the ``java.util`` lists, sets, maps and ``Optional`` of them (read word by word, so
-no other text of the program reaches the test's side). A member that does not is left
-out of the stub; one the test calls by name with no overload that crosses is `Refused`
+and the ``java.util`` lists, sets, maps and ``Optional`` of them, and javatuples'
+``Pair``, ``Triplet`` and ``Quartet`` (MultiPL-E's HumanEval-Java returns ``Pair``),
+read word by word, so no other text of the program reaches the test's side. A member
+that does not is left out of the stub; one the test calls by name with no overload that
+crosses is `Refused`
 (flag ``unsupported_signature``). Arrays and collections passed to the program come
 back as it left them and are changed in the test's own (an in-place sort); the
 program's exceptions of the platform's unchecked kinds are thrown again by their class
@@ -51,11 +53,15 @@ _NAMES = {
         )
     },
 }  # fmt: skip
+_TUPLES = {"Pair": 2, "Triplet": 3, "Quartet": 4}
+"""javatuples' (``org.javatuples``, in the sandbox's runtime), by their arity."""
+_NAMES |= {name: f"org.javatuples.{name}" for name in _TUPLES}
 """The classes a member's types may name, by their simple names."""
 _ARITY = {
     **{name: 1 for name in ("List", "ArrayList", "LinkedList", "Collection", "Set")},
     **{name: 1 for name in ("HashSet", "TreeSet", "LinkedHashSet", "Optional")},
     **{name: 2 for name in ("Map", "HashMap", "TreeMap", "LinkedHashMap")},
+    **_TUPLES,
 }
 _TOKEN = re.compile(r"\.\.\.|[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*|\S")
 _MEMBER = re.compile(
@@ -205,6 +211,7 @@ def _parse(tokens: list[str], at: int, where: str) -> tuple[str, int]:
         raise Refused(UNSUPPORTED, f"{where}: a type it cannot read")
     word = re.sub(r"\s+", "", tokens[at])
     simple = word.removeprefix("java.util.").removeprefix("java.lang.")
+    simple = simple.removeprefix("org.javatuples.")
     at += 1
     if simple in PRIMITIVES:
         text = simple
