@@ -86,7 +86,7 @@ def test_exports(code: str, test: str, members: list[Member], host: str | None) 
 
 
 UNSUPPORTED = [
-    "class Solution { Object f() { return null; } }",
+    "class Solution { Runnable f() { return null; } }",
     "class Solution { int f(Solution other) { return 0; } }",
     "class Solution { <T> T f(T x) { return x; } }",
     "class Solution { int f(List<? extends Number> xs) { return 0; } }",
@@ -236,6 +236,28 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         0.0,
         "wrong_answer",
         "the test exited with status 3",
+    ),
+    (  # Object values cross with their classes (MultiPL-E's filter_integers)
+        "import java.util.*;\nclass Problem {\n"
+        "    public static ArrayList<Long> filterIntegers(ArrayList<Object> values) {\n"
+        "        ArrayList<Long> out = new ArrayList<>();\n"
+        "        for (Object v : values) if (v instanceof Long) out.add((Long) v);\n"
+        "        return out;\n",
+        "    }\n    public static void main(String[] args) {\n"
+        "    assert(filterIntegers((new ArrayList<Object>(Arrays.asList((Object)4l, (Object)new "
+        "HashMap<Long,Long>(), (Object)new ArrayList<Long>(Arrays.asList()), (Object)23.2f, "
+        '(Object)9l, (Object)"adasd")))).equals((new ArrayList<Long>(Arrays.asList((long)4l, '
+        "(long)9l)))));\n    }\n\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # but never an object of the program's own class
+        "class Mine {}\nclass Solution { static Object f() { return new Mine(); } }",
+        "public class Main {\n    public static void main(String[] a) { Solution.f(); }\n}\n",
+        0.0,
+        "custom_type",
+        "returned a Mine, which cannot cross",
     ),
     (  # a list of the program's own class crosses as its items: its equals stays there
         "import java.util.*;\nclass Mine extends ArrayList<Integer> {\n"

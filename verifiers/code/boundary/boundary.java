@@ -128,6 +128,13 @@ final class RefereeBoundary {
         "java.util.Set", "java.util.HashSet", "java.util.TreeSet", "java.util.LinkedHashSet");
     static final Set<String> MAPS = Set.of(
         "java.util.Map", "java.util.HashMap", "java.util.TreeMap", "java.util.LinkedHashMap");
+    /** What an Object-typed value may be, by the tag it crosses with (its declared type). */
+    static final String[] DYNAMIC = {
+        "java.lang.Boolean", "java.lang.Byte", "java.lang.Short", "java.lang.Integer",
+        "java.lang.Long", "java.lang.Character", "java.lang.Float", "java.lang.Double",
+        "java.lang.String", "java.util.ArrayList<java.lang.Object>",
+        "java.util.HashMap<java.lang.Object, java.lang.Object>",
+        "java.util.HashSet<java.lang.Object>", "java.util.Optional<java.lang.Object>"};
     /** javatuples' tuples (MultiPL-E's HumanEval-Java returns Pair), by their arity. */
     static final Map<String, Integer> TUPLES = Map.of(
         "org.javatuples.Pair", 2, "org.javatuples.Triplet", 3, "org.javatuples.Quartet", 4);
@@ -192,11 +199,26 @@ final class RefereeBoundary {
                 Optional<?> o = (Optional<?>) value;
                 write(o.isPresent() ? 1 : 0);
                 if (o.isPresent()) put(o.get(), ty.args[0], depth + 1);
+            } else if (name.equals("java.lang.Object")) {
+                int tag = tag(value);
+                write(tag);
+                nonNull(value, Ty.of(DYNAMIC[tag]), depth + 1);
             } else if (TUPLES.containsKey(name) && value.getClass().getName().equals(name)) {
                 for (int i = 0; i < ty.args.length; i++) put(member(value, i), ty.args[i], depth + 1);
             } else {
                 throw new Unsupported(value.getClass().getName());
             }
+        }
+
+        /** The tag of an Object-typed value: its box, String, or the kind of collection. */
+        private static int tag(Object value) {
+            String name = value.getClass().getName();
+            for (int i = 0; i < 9; i++) if (DYNAMIC[i].equals(name)) return i;
+            if (value instanceof List) return 9;
+            if (value instanceof Map) return 10;
+            if (value instanceof Set) return 11;
+            if (value instanceof Optional) return 12;
+            throw new Unsupported(name);
         }
 
         private static Object member(Object tuple, int index) {
@@ -270,7 +292,11 @@ final class RefereeBoundary {
         Object get(Ty ty, int depth) {
             if (depth > 64) throw new Broken("a value nested deeper than 64");
             if (ty.primitive()) return primitive(ty.name);
-            if (!flag()) return null;
+            return flag() ? present(ty, depth) : null;
+        }
+
+        /** A value of the declared type `ty` that is not null (its presence byte read). */
+        private Object present(Ty ty, int depth) {
             String name = ty.name;
             if (BOXES.containsKey(name)) return primitive(BOXES.get(name));
             if (name.equals("java.lang.String")) return text();
@@ -294,6 +320,11 @@ final class RefereeBoundary {
                 return flag() ? Optional.ofNullable(get(ty.args[0], depth + 1)) : Optional.empty();
             }
             if (TUPLES.containsKey(name)) return tuple(ty, depth);
+            if (name.equals("java.lang.Object")) {
+                int tag = read();
+                if (tag >= DYNAMIC.length) throw new Broken("a value of no known type");
+                return present(Ty.of(DYNAMIC[tag]), depth + 1);
+            }
             throw new Broken("a value of no known type");
         }
 

@@ -15,7 +15,8 @@ program's prompt left open, calling its static methods by their bare names.
 
 A member crosses when its types are made of primitives, their boxes, ``String``, arrays
 and the ``java.util`` lists, sets, maps and ``Optional`` of them, and javatuples'
-``Pair``, ``Triplet`` and ``Quartet`` (MultiPL-E's HumanEval-Java returns ``Pair``),
+``Pair``, ``Triplet`` and ``Quartet`` (MultiPL-E's HumanEval-Java returns ``Pair``), and
+``Object`` holding a box, a ``String`` or a collection of such (its class crosses too),
 read word by word, so no other text of the program reaches the test's side. A member
 that does not is left out of the stub; one the test calls by name with no overload that
 crosses is `Refused`
@@ -44,7 +45,7 @@ PROGRAM_MAIN = "RefereeProgramMain"
 PRIMITIVES = frozenset({"boolean", "byte", "short", "int", "long", "char", "float", "double"})
 _NAMES = {
     **{n: f"java.lang.{n}" for n in ("Boolean", "Byte", "Short", "Integer", "Long")},
-    **{n: f"java.lang.{n}" for n in ("Character", "Float", "Double", "String")},
+    **{n: f"java.lang.{n}" for n in ("Character", "Float", "Double", "String", "Object")},
     **{
         n: f"java.util.{n}"
         for n in (
