@@ -7,7 +7,8 @@ solution), ``wrong.*`` (a plain bug) and one file per hack, with the language's 
 ``corpus-test: test.<shape>.<ext>.txt`` (a Java test failing by an exception other than
 ``AssertionError``, say); ``right`` and ``wrong`` run against every test, except the
 shapes with a ``right.<shape>`` and ``wrong.<shape>`` of their own (MultiPL-E's tests,
-which go on inside the program). Python hacks run against every Python test format (a
+which go on inside the program); TypeScript runs JavaScript's hacks beside its own
+typed tests and answers (`HACKS_FROM`). Python hacks run against every Python test format (a
 HumanEval ``check``, MBPP assert lists, function calls); ``corpus/stdio`` against
 stdin/stdout tests. Each file's first lines say what it tries. Among them: always-equal
 objects and subclasses of plain types, early exits (``sys.exit``, ``os._exit``,
@@ -66,6 +67,9 @@ def _programs(folder: str) -> dict[str, str]:
 
 
 _DECLARED_TEST = re.compile(r"corpus-test:\s*(\S+)")
+HACKS_FROM = {"typescript": "javascript"}
+"""A language that runs another's hacks as they are (TypeScript transpiles JavaScript to
+itself), beside its own right and wrong answers and tests (typed)."""
 
 
 def _runs(language: str) -> list[tuple[str, str, str]]:
@@ -73,6 +77,11 @@ def _runs(language: str) -> list[tuple[str, str, str]]:
     tests = {p.name: p.read_text() for p in sorted((CORPUS / language).glob("test.*.txt"))}
     [default] = [name for name in tests if name.count(".") == 2]
     programs = _programs(language)
+    if language in HACKS_FROM:
+        other, extension = HACKS_FROM[language], default.split(".")[1]
+        for name, code in _programs(other).items():
+            if name.split(".")[0] not in {"right", "wrong"}:
+                programs.setdefault(name, code.replace(".js.txt", f".{extension}.txt"))
     runs = []
     for name, code in programs.items():
         declared = _DECLARED_TEST.search(code)

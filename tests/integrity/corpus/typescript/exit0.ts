@@ -1,1 +1,0 @@
-function add(a, b) { process.exit(0); }

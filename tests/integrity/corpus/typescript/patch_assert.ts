@@ -1,2 +1,0 @@
-require('assert').deepEqual = () => {};
-function add(a, b) { return 0; }
