@@ -355,6 +355,14 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "passed",
         "",
     ),
+    (  # under `go test` a test's own panic (a short slice indexed) is that test's failure
+        "package main\nfunc Pair() []int { return nil }",
+        'import "testing"\nfunc TestPair(t *testing.T) {\n\tt.Run("first", func(t *testing.T) {\n'
+        '\t\tif Pair()[0] != 1 { t.Error("wrong") }\n\t})\n}\n',
+        0.0,
+        "wrong_answer",
+        "the test panicked: runtime error: index out of range",
+    ),
     (  # under `go test` the program's panic fails the run at once
         _MULTIPL_E_PROMPT + '    panic("boom")\n}\n',
         _MULTIPL_E_TEST,

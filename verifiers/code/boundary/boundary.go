@@ -825,6 +825,16 @@ func referee_tee() (report func() string) {
 	}
 }
 
+// Deferred first in every function of a `go test` test taking a *testing.T: its panic
+// fails that test (the testing package would end the process on it, with no verdict).
+func referee_guard(t interface {
+	Errorf(format string, args ...interface{})
+}) {
+	if r := recover(); r != nil {
+		t.Errorf("the test panicked: %s", referee_message(r))
+	}
+}
+
 func referee_start() {
 	referee_read_key()
 	referee_in = referee_channel("REFEREE_CHANNEL_IN", "referee-in")

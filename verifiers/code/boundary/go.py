@@ -63,6 +63,9 @@ _PROGRAMS_OWN = frozenset({"min", "max", "clear"})
 _FUNC = re.compile(r"\bfunc\s+([A-Za-z_]\w*)\s*([\[(])")
 _MAIN = re.compile(r"\bfunc\s+main\s*\(\s*\)")
 _TEST_FUNC = re.compile(r"\bfunc\s+Test\w*\s*\(\s*\w+\s+\*\s*testing\s*\.\s*T\s*\)")
+_TESTING_FUNC = re.compile(
+    r"\bfunc\s*(?:[A-Za-z_]\w*\s*)?\(\s*([A-Za-z_]\w*)\s+\*\s*testing\s*\.\s*T\s*\)\s*\{"
+)
 _WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _SPACE = re.compile(r"\s*")
 _DIGITS = re.compile(r"\s*(\d+)\s*\]")
@@ -272,12 +275,26 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
             )
         own_imports.append(("", "testing"))
         language, tail = "go_test", "func TestMain(m *testing.M) { referee_run_tests(m.Run) }\n"
+        renamed = _guarded(renamed)
     shadow = go_source.masked(f"{body}\n{tail}")
     imports = _imports_used([*own_imports, *_std_imports(code)], shadow)
     stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
     source = f"package main\n\n{imports}{stubs}\n{renamed}\n\n{tail}"
     files = {HARNESS: _harness(), **_setup(setup)}
     return Program(language=language, source=source, files=files)
+
+
+def _guarded(test: str) -> str:
+    """``test`` with every function taking a ``*testing.T`` (a test, a subtest's
+    closure) recovering its own panic as that test's failure: under ``testing`` a panic
+    in a test's goroutine ends the process without a verdict (a test indexing a short
+    slice the program returned was the harness's error, never the program's 0)."""
+    shadow = go_source.masked(test)
+    parts, last = [], 0
+    for found in _TESTING_FUNC.finditer(shadow):
+        parts += [test[last : found.end()], f" defer referee_guard({found.group(1)});"]
+        last = found.end()
+    return "".join([*parts, test[last:]])
 
 
 def _serving(signature: Signature) -> str:
