@@ -118,3 +118,29 @@ def test_whose_failed_build_it_is(
     else:
         failed = _failed_build(report, alone)
         assert (failed[2] if failed else None) == outcome
+
+
+ASYNC_CODE = "function g(x) { return x * 2; }"
+ASYNC_TEST = (
+    "const assert = require('assert');\n(async () => {\n  assert.strictEqual(g(2), 4);\n"
+    "  await new Promise((r) => setTimeout(r, 10));\n  assert.strictEqual(g(3), {want});\n})();\n"
+)
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript"])
+@pytest.mark.parametrize(("want", "reward"), [(6, 1.0), (7, 0.0)])
+def test_an_async_test_is_judged_once_it_has_run(
+    score_many: ScoreMany, language: str, want: int, reward: float
+) -> None:
+    """The verdict waits for the test's promises and callbacks: an assertion failing after
+    an ``await`` was a retryable harness error (the verdict came first, then node ended
+    on the unhandled rejection), never the program's 0."""
+    item = code_item(
+        f"```{language}\n{ASYNC_CODE}\n```",
+        {"test": ASYNC_TEST.replace("{want}", str(want))},
+        language=language,
+    )
+    [result] = score_many([item])
+    assert (result.status, result.reward) == (Status.OK, reward), (result.error, result.details)
+    if not reward:
+        assert "6 !== 7" in result.details["cases"][0]["diff"]

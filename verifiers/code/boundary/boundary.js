@@ -8,7 +8,8 @@
 //   the tests get a handle they can call but never compare.
 // - test(): the tests' side. Reads {"names": [...], "key": ...} and the test code on stdin,
 //   binds each name to a synchronous proxy, runs the test with the real `require`, and
-//   prints the verdict as the last line: VERDICT_MARK, the key (the host's, per item: a
+//   prints the verdict as the last line once nothing is left to run (an async test's
+//   promises and callbacks included): VERDICT_MARK, the key (the host's, per item: a
 //   line the program made the test print never carries it), and {"passed", "message",
 //   "flags", "harness_error"}. A test that ends the process (process.exit) gets a verdict
 //   too: it passes on status 0, as a Python test's sys.exit(0) does.
@@ -347,9 +348,22 @@ function test() {
   const spec = JSON.parse(input.slice(0, newline));
   const link = makeLink(new Channel());
   const verdict = { passed: false, message: "", harness_error: "" };
-  let concluded = false;
-  const conclude = () => {
-    concluded = true;
+  let failed = false;
+  // The first failure, now or later: an async test's assertion fails in a promise or a
+  // callback after the synchronous part returned
+  const failure = (error) => {
+    if (failed) return;
+    failed = true;
+    if (error instanceof HarnessError) verdict.harness_error = error.message;
+    else verdict.message = String((error && error.name) || "Error") + ": " + String(error && error.message);
+  };
+  process.on("uncaughtException", failure);
+  process.on("unhandledRejection", failure);
+  // The verdict once nothing is left to run (or the test ended the process itself: it
+  // passes on status 0, as a Python test's sys.exit(0) does)
+  process.on("exit", (status) => {
+    verdict.passed = status === 0 && !failed && !link.gone && !verdict.harness_error;
+    if (status !== 0 && !failed) verdict.message = "the test exited with status " + status;
     if (link.gone) {
       verdict.passed = false;
       verdict.message = verdict.message || "the program exited before the tests finished";
@@ -357,12 +371,6 @@ function test() {
     verdict.message = verdict.message.slice(0, 300);
     verdict.flags = Array.from(link.flags).sort();
     fs.writeSync(1, "\n" + VERDICT_MARK + spec.key + " " + JSON.stringify(verdict) + "\n");
-  };
-  process.on("exit", (status) => {
-    if (concluded) return;
-    verdict.passed = status === 0 && !link.gone;
-    verdict.message = verdict.passed ? "" : "the test exited with status " + status;
-    conclude();
     process.exitCode = 0; // the verdict says how the test ended: the tester did not fail
   });
   let body;
@@ -374,17 +382,13 @@ function test() {
     body = new Function("require", "module", "exports", ...spec.names, source);
   } catch (error) {
     verdict.harness_error = "the test does not compile: " + error.message;
+    return;
   }
-  if (body) {
-    try {
-      body(require, module, exports, ...spec.names.map((name) => remote(link, name)));
-      verdict.passed = !link.gone;
-    } catch (error) {
-      if (error instanceof HarnessError) verdict.harness_error = error.message;
-      else verdict.message = String((error && error.name) || "Error") + ": " + String(error && error.message);
-    }
+  try {
+    body(require, module, exports, ...spec.names.map((name) => remote(link, name)));
+  } catch (error) {
+    failure(error);
   }
-  conclude();
 }
 
 module.exports = { encode, decode, serve, test, Unsupported };
