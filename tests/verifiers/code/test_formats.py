@@ -123,6 +123,18 @@ CASES: list[tuple[str, str, Any, dict[str, Any], float]] = [
         {},
         0.0,
     ),
+    (  # a failure in a thread the test starts is the test's (by default only printed)
+        "an assertion failing in a test's thread",
+        fenced("def square(x):\n    return x + 1"),
+        {
+            "test": "import threading\ndef check(candidate):\n    def run():\n"
+            "        assert candidate(3) == 9\n    t = threading.Thread(target=run)\n"
+            "    t.start()\n    t.join()\n",
+            "entry_point": "square",
+        },
+        {},
+        0.0,
+    ),
     (
         "os._exit(0) in the function",
         fenced("import os\ndef square(x):\n    os._exit(0)"),

@@ -259,6 +259,15 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "custom_type",
         "returned a Mine, which cannot cross",
     ),
+    (  # an assertion failing in a thread the test started fails the test
+        "class Solution { static int one() { return 2; } }",
+        "public class Main {\n    public static void main(String[] a) throws Exception {\n"
+        "        Thread t = new Thread(() -> { assert Solution.one() == 1; });\n"
+        "        t.start();\n        t.join();\n    }\n}\n",
+        0.0,
+        "wrong_answer",
+        "a thread of the test threw java.lang.AssertionError",
+    ),
     (  # a list of the program's own class crosses as its items: its equals stays there
         "import java.util.*;\nclass Mine extends ArrayList<Integer> {\n"
         "    public boolean equals(Object o) { return true; }\n}\n"

@@ -738,12 +738,23 @@ final class RefereeBoundary {
         }
         key = read.toString();
         if (!open()) harnessError("no channel to the program");
+        // a failure in a thread the test started is the test's failure (it would only be
+        // printed, and the test pass)
+        Throwable[] inThread = {null};
+        Thread.setDefaultUncaughtExceptionHandler((thread, error) -> {
+            synchronized (inThread) {
+                if (inThread[0] == null) inThread[0] = error;
+            }
+        });
         try {
             test.run();
         } catch (AssertionError e) {
             conclude(false, "assertion failed" + (e.getMessage() == null ? "" : ": " + e.getMessage()));
         } catch (Throwable e) {
             conclude(false, "the test threw " + e);
+        }
+        synchronized (inThread) {
+            if (inThread[0] != null) conclude(false, "a thread of the test threw " + inThread[0]);
         }
         conclude(!gone, "");
     }

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 import traceback
 from typing import Any, NoReturn
 
@@ -258,6 +259,7 @@ def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
         verdict["harness_error"] = f"the test does not compile: {exc}"
         verdict["flags"] = []
         return verdict
+    in_threads = _thread_failures()
     try:
         exec(setup, scope)
         link.nodes = Nodes(frozenset(spec.get("nodes", ())), scope.get)
@@ -273,6 +275,9 @@ def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - any failure of the test is the verdict
         verdict["message"] = f"{type(exc).__name__}: {exc}"
         verdict["trace"] = traceback.format_exc(limit=-3)
+    if verdict["passed"] and in_threads:
+        verdict["passed"] = False
+        verdict["message"] = f"a thread of the test raised {in_threads[0]}"
     if link.gone:
         verdict["passed"] = False
         verdict["message"] = verdict["message"] or "the program exited before the tests finished"
@@ -281,6 +286,18 @@ def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
         link.flags |= link.arrived
     verdict["flags"] = sorted(link.flags)
     return verdict
+
+
+def _thread_failures() -> list[str]:
+    """Where the failures of threads the test starts are recorded: by default they are
+    only printed, and the test would pass."""
+    failures: list[str] = []
+
+    def record(args: threading.ExceptHookArgs) -> None:
+        failures.append(f"{args.exc_type.__name__}: {args.exc_value}")
+
+    threading.excepthook = record
+    return failures
 
 
 def main() -> None:
