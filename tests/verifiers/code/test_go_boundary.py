@@ -3,7 +3,9 @@ signatures read from the program, the values that cross, and every way a call ca
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import time
 from typing import Any
 
 import pytest
@@ -460,3 +462,22 @@ def test_a_forged_reply_fails_the_test(score_many: ScoreMany, why: str) -> None:
     result = _score(score_many, code, 'func main() { F("abc") }')
     assert result.status is Status.OK and result.reward == 0.0, result.details
     assert why in result.details["cases"][0]["diff"], result.details
+
+
+ADVERSARIAL = {  # each read in bounded time, refused or not, never a RecursionError
+    "slices nested 5,000 deep": "func f(x " + "[]" * 5_000 + "int) int { return 0 }",
+    "maps nested 3,000 deep": "func f(x " + "map[int]" * 3_000 + "int) int { return 0 }",
+    "an unclosed parameter list": "func f(" + "a, " * 50_000,
+    "3,000 functions the test uses": "".join(
+        f"func f{i}(a int) int {{ return a }}\n" for i in range(3_000)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_reading_signatures_takes_one_pass(name: str) -> None:
+    test = " ".join(f"f{i}()" for i in range(3_000)) + " f()"
+    start = time.perf_counter()
+    with contextlib.suppress(Refused):
+        signatures(ADVERSARIAL[name], test)
+    assert time.perf_counter() - start < 5.0

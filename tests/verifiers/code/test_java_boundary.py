@@ -3,7 +3,9 @@ members read from the program, the values that cross, and every way a call can e
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -358,3 +360,32 @@ def test_javatuples_pairs_cross() -> None:
             ]
         )
     assert [r.reward for r in results] == [1.0, 0.0], [r.details for r in results]
+
+
+ADVERSARIAL = {  # each read in bounded time, refused or not, never a RecursionError
+    "a run of words": "class Solution {\n int " + "a " * 40_000 + "\n}",
+    "an unclosed type parameter": "class Solution {\n <" + "a " * 40_000 + "\n}",
+    "unclosed calls": "class Solution {\n" + "f(" * 40_000 + "\n}",
+    "a long throws clause": "class Solution { int f() throws " + "a, " * 40_000 + "\n}",
+    "lists nested 40 deep": "class Solution { int f("
+    + "List<" * 40
+    + "Integer"
+    + ">" * 40
+    + " x) { return 0; } }",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_reading_members_takes_one_pass(name: str) -> None:
+    """One regular expression over the class body was quadratic: 16 KB of words took 9 s
+    of the host's time. Each member is read within bounds now."""
+    test = MAIN_TEST.replace("new Solution();", "new Solution().f(null);")
+    start = time.perf_counter()
+    with contextlib.suppress(Refused):
+        exports(ADVERSARIAL[name], test)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_a_type_nested_too_deep_is_refused() -> None:
+    with pytest.raises(Refused, match="nested deeper"):
+        exports(ADVERSARIAL["lists nested 40 deep"], MAIN_TEST.replace("();", "().f(null);"))

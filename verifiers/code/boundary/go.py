@@ -70,6 +70,8 @@ _WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 _SPACE = re.compile(r"\s*")
 _DIGITS = re.compile(r"\s*(\d+)\s*\]")
 _EMPTY_INTERFACE = re.compile(r"interface\s*\{\s*\}")
+_MAX_DEPTH = 32
+"""How deep a signature's types may nest (read recursively: a deeper one is refused)."""
 _TYPE_NAME = re.compile(r"[A-Za-z_]\w*")
 _NAMED = re.compile(r"\A([A-Za-z_]\w*)\s+(\S[\s\S]*)\Z")
 _TYPE_KEYWORDS = frozenset({"map", "interface", "func", "chan", "struct"})
@@ -189,20 +191,22 @@ def _field_type(text: str, variadic: bool) -> str | None:
     return prefix + parsed[0]
 
 
-def _type(text: str, at: int) -> tuple[str, int] | None:
+def _type(text: str, at: int, depth: int = 0) -> tuple[str, int] | None:
     """The type starting at ``at`` (normalised) and where it ends, or None when it is not
-    one that crosses."""
+    one that crosses (nor one nested deeper than `_MAX_DEPTH`)."""
+    if depth > _MAX_DEPTH:
+        return None
     space = _SPACE.match(text, at)
     at = space.end() if space else at
     if text.startswith("[]", at):
-        return _prefixed("[]", _type(text, at + 2))
+        return _prefixed("[]", _type(text, at + 2, depth + 1))
     if text.startswith("[", at):
         length = _DIGITS.match(text, at + 1)  # a literal: a constant is the program's
         if length is None:
             return None
-        return _prefixed(f"[{length.group(1)}]", _type(text, length.end()))
+        return _prefixed(f"[{length.group(1)}]", _type(text, length.end(), depth + 1))
     if text.startswith("map[", at):
-        return _map_type(text, at + 4)
+        return _map_type(text, at + 4, depth + 1)
     interface = _EMPTY_INTERFACE.match(text, at)
     if interface is not None:
         return "interface{}", interface.end()
@@ -218,13 +222,13 @@ def _prefixed(prefix: str, inner: tuple[str, int] | None) -> tuple[str, int] | N
     return None if inner is None else (prefix + inner[0], inner[1])
 
 
-def _map_type(text: str, at: int) -> tuple[str, int] | None:
+def _map_type(text: str, at: int, depth: int) -> tuple[str, int] | None:
     """A map type whose key starts at ``at`` (after ``map[``)."""
-    key = _type(text, at)
+    key = _type(text, at, depth)
     close = None if key is None else _SPACE.match(text, key[1])
     if key is None or close is None or not text.startswith("]", close.end()):
         return None
-    return _prefixed(f"map[{key[0]}]", _type(text, close.end() + 1))
+    return _prefixed(f"map[{key[0]}]", _type(text, close.end() + 1, depth))
 
 
 def _split(text: str) -> list[str]:

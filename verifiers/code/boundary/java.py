@@ -30,6 +30,7 @@ program's exceptions of the platform's unchecked kinds are thrown again by their
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 
@@ -65,14 +66,17 @@ _ARITY = {
     **_TUPLES,
 }
 _TOKEN = re.compile(r"\.\.\.|[A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*|\S")
-_MEMBER = re.compile(
-    r"(?P<mods>(?:(?:public|protected|private|static|final|synchronized|abstract|native"
-    r"|strictfp)\s+)*)(?:<[\w$\s,.?&<>\[\]]*>\s*)?(?P<head>[\w$.<>\[\],?\s]*?)\b(?P<name>[A-Za-z_$][\w$]*)"
-    r"\s*\((?P<params>[^()]*)\)\s*(?:throws\s+[\w$.,\s]+)?\{"
-)
+_CALL_OPEN = re.compile(r"([A-Za-z_$][\w$]*)\s*\(")
+_BODY_AFTER = re.compile(r"\s*(?:throws\s+[\w$.,\s]*)?\{")
+_ANNOTATION = re.compile(r"@[\w$.]+")
+_MAX_HEAD_CHARS = 512
+"""How far before a member's name its modifiers and type are read (each member's text is
+read within bounds: one regular expression over the whole body was quadratic)."""
 _MODIFIER = re.compile(
     r"\b(public|protected|private|static|final|synchronized|abstract|native|strictfp)\b"
 )
+_MAX_DEPTH = 32
+"""How deep a member's types may nest (read recursively: a deeper one is refused)."""
 _KEYWORDS = frozenset({"if", "for", "while", "switch", "catch", "return", "new", "else", "do"})
 _MAIN_CLASS = re.compile(r"\b(?:public\s+)?(?:final\s+)?class\s+Main\b")
 _EXIT = re.compile(r"(?<![\w$.])(?:java\s*\.\s*lang\s*\.\s*)?System\s*\.\s*exit\s*\(")
@@ -126,33 +130,50 @@ def _members(shadow: str, owner: str, tested: str, static: bool) -> list[Member]
     body = _class_body(shadow, owner)
     if body is None:
         return []
-    start, end = body
-    depths = identifiers.brace_depths(shadow)
+    declared = list(_declarations(shadow, *body))
     found: list[Member] = []
     refused: dict[str, str] = {}
-    for match in _MEMBER.finditer(shadow, start, end):
-        name = match.group("name")
-        if depths[match.start("name")] != depths[start] or name in _KEYWORDS:
-            continue
-        # a match may start before the modifiers (at the whitespace the head allows)
-        written = f"{match.group('mods')} {match.group('head')}"
+    for name, written, params in declared:
         mods = set(_MODIFIER.findall(written))
         head = _MODIFIER.sub(" ", written).strip()
         constructor = name == owner and not head
         if "private" in mods or (static and ("static" not in mods or constructor)):
             continue
         try:
-            found.append(_member(owner, name, head, match.group("params"), mods, constructor))
+            if head.startswith("<"):
+                raise Refused(UNSUPPORTED, f"{owner}.{name}: a generic method")
+            found.append(_member(owner, name, head, params, mods, constructor))
         except Refused as exc:
             refused.setdefault(name, str(exc))
     kept = {m.name for m in found} | {owner}
     for name, why in refused.items():
         if name not in kept and re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", tested):
             raise Refused(UNSUPPORTED, why)
-    declares_one = any(m.group("name") == owner for m in _MEMBER.finditer(shadow, start, end))
-    if not static and not declares_one:
+    if not static and not any(name == owner for name, _, _ in declared):
         found.append(Member(owner, "<init>", False, (), "void"))  # the default constructor
     return found
+
+
+def _declarations(shadow: str, start: int, end: int) -> Iterator[tuple[str, str, str]]:
+    """(name, head, parameters) of each method or constructor declared at the top of the
+    class body ``shadow[start:end]``: a name, a parameter list without parentheses in it,
+    then a body; its head (modifiers, type parameters, type) is what stands between the
+    previous ``;``, brace or ``)`` and the name, annotations dropped. Each candidate is
+    read within bounds, so the whole is linear in the body."""
+    depths = identifiers.brace_depths(shadow)
+    for found in _CALL_OPEN.finditer(shadow, start, end):
+        name = found.group(1)
+        if depths[found.start()] != depths[start] or name in _KEYWORDS:
+            continue
+        close = shadow.find(")", found.end(), min(end, found.end() + _MAX_HEAD_CHARS * 4))
+        params = shadow[found.end() : close]
+        if close < 0 or "(" in params:
+            continue
+        if not _BODY_AFTER.match(shadow, close + 1, min(end, close + 1 + _MAX_HEAD_CHARS)):
+            continue
+        window = shadow[max(start, found.start() - _MAX_HEAD_CHARS) : found.start()]
+        cut = max(window.rfind(mark) for mark in ";{})") + 1
+        yield name, _ANNOTATION.sub(" ", window[cut:]), params
 
 
 def _class_body(shadow: str, owner: str) -> tuple[int, int] | None:
@@ -207,7 +228,9 @@ def _type(text: str, where: str) -> str:
     return parsed
 
 
-def _parse(tokens: list[str], at: int, where: str) -> tuple[str, int]:
+def _parse(tokens: list[str], at: int, where: str, depth: int = 0) -> tuple[str, int]:
+    if depth > _MAX_DEPTH:
+        raise Refused(UNSUPPORTED, f"{where}: a type nested deeper than {_MAX_DEPTH}")
     if at >= len(tokens):
         raise Refused(UNSUPPORTED, f"{where}: a type it cannot read")
     word = re.sub(r"\s+", "", tokens[at])
@@ -226,7 +249,7 @@ def _parse(tokens: list[str], at: int, where: str) -> tuple[str, int]:
             for index in range(arity):
                 if tokens[at] != ("<" if index == 0 else ","):
                     raise Refused(UNSUPPORTED, f"{where}: {simple} with other type arguments")
-                arg, at = _parse(tokens, at + 1, where)
+                arg, at = _parse(tokens, at + 1, where, depth + 1)
                 if arg in PRIMITIVES:
                     raise Refused(UNSUPPORTED, f"{where}: a primitive type argument")
                 args.append(arg)

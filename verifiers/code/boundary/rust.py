@@ -68,6 +68,9 @@ _STD_PATH = frozenset(
 """The path segments a standard type may be written after (``std::collections::``)."""
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _MAX_TUPLE = 6
+_MAX_HEADER_CHARS = 4096
+"""How much of a function's text after its name its header is read from (its tokens, per
+function the test takes: the rest of the program once per function was quadratic)."""
 _MAX_ALIAS_DEPTH = 8
 _TOKEN = re.compile(r"::|->|'[A-Za-z_]\w*|[A-Za-z_]\w*|\d+|\S")
 _FN = re.compile(
@@ -153,7 +156,8 @@ def _functions(
             qualifiers = set(match.group(1).split()) - {"const"}
             if qualifiers:
                 raise Refused(UNSUPPORTED, f"{name}: an {' '.join(sorted(qualifiers))} function")
-            found[name] = _signature(name, _tokens(shadow[match.end() :]), aliases)
+            header = shadow[match.end() : match.end() + _MAX_HEADER_CHARS]
+            found[name] = _signature(name, _tokens(header), aliases)
     return found
 
 
