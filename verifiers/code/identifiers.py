@@ -1,8 +1,9 @@
 """Reading program text with its comments and literals blanked (a "shadow" of the same
 length, newlines kept, so positions in it are positions in the code): how deep braces
-nest, and renaming a name, never inside a comment or a literal (a program's own
-``main``, a demonstration beside the function asked for, is renamed so that it does not
-collide with the launcher's when a test is appended to the program). Each language's
+nest, where a bracket closes, renaming a name and replacing a call, never inside a
+comment or a literal (a program's own ``main``, a demonstration beside the function
+asked for, is renamed so that it does not collide with the ``main`` of ours that
+serves it; a test's ``os.Exit`` becomes the harness's). Each language's
 module blanks its own literals (`java_source`, `go_source`, `rust_source`, ...)."""
 
 from __future__ import annotations
@@ -34,21 +35,6 @@ def own_main_renamed(code: str, shadow: str) -> str:
     if not calls_or_defines(shadow, "main"):
         return code
     return renamed(code, shadow, "main", PROGRAM_MAIN)
-
-
-def suffixed(code: str, shadow: str, names: set[str], suffix: str) -> str:
-    """``code`` with every name in ``names`` given ``suffix`` wherever ``shadow`` shows
-    it as a whole word that is not a member (after a ``.``). One pass, however many
-    names."""
-    if not names:
-        return code
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    word = re.compile(rf"(?<![\w$.])(?:{alternatives})(?![\w$])")
-    parts, last = [], 0
-    for found in word.finditer(shadow):
-        parts += [code[last : found.end()], suffix]
-        last = found.end()
-    return "".join([*parts, code[last:]])
 
 
 def calls_replaced(code: str, shadow: str, call: re.Pattern[str], new: Callable[[str], str]) -> str:

@@ -14,10 +14,7 @@ from referee.verifiers.code import identifiers
 
 def own_main_renamed(code: str) -> str:
     """``code`` with its own ``main`` (a demonstration) renamed: ours calls the test."""
-    shadow = C_LITERAL.sub(identifiers.blank, code)
-    if not identifiers.calls_or_defines(shadow, "main"):
-        return code
-    return identifiers.renamed(code, shadow, "main", identifiers.PROGRAM_MAIN)
+    return identifiers.own_main_renamed(code, C_LITERAL.sub(identifiers.blank, code))
 
 
 _RESET = (
