@@ -85,23 +85,6 @@ class Language:
     an allow-list, because compilers take flags that run programs (``-wrapper``,
     ``-fplugin=``, ``-Wl,...``, ``-toolexec``, ``-C linker=``, ``-J``)."""
 
-    test_host_options: tuple[str, ...] = ()
-    """Runtime options (placed after ``run[0]``) for a program with a test in its
-    process (`Program.hosts_test`). Java's: a failed assertion ends the VM even when
-    caught (an ``AssertionError`` is an exception a program can catch: it could call the
-    test by reflection and try answers until none fails); only the Java SE modules, so
-    no ``sun.misc.Unsafe`` (which writes any field, final or not: the test's state
-    included) and no HotSpot heap dumps; no security manager (which could turn the
-    test's ``System.exit`` into an exception to catch)."""
-    test_host_withheld: str = ""
-    """Build outputs (a glob, searched recursively) a program hosting its test must not
-    read: taken out of the program directory after the build and handed to the run on
-    stdin ahead of the case's input (`ProgramDir.withhold`). Java's class files, whose
-    constants and bytecode are the test's expected values in plain sight; the launcher
-    defines them from what it reads (see tests/sandbox/test_test_host.py)."""
-    test_host_launcher: str = ""
-    """The one file matching `test_host_withheld` that stays: the class the run starts."""
-
     def main_for(self, source: str) -> str:
         """The main file's name for ``source`` (see `main_pattern`)."""
         found = re.search(self.main_pattern, source) if self.main_pattern else None
@@ -599,16 +582,6 @@ LANGUAGES: dict[str, Language] = {
             package="default-jdk-headless",
             memory_rlimit="none",
             overhead_mb=256,
-            test_host_options=(
-                "-XX:+UnlockDiagnosticVMOptions",
-                "-XX:AbortVMOnException=java.lang.AssertionError",
-                "-XX:-CreateCoredumpOnCrash",
-                "-XX:ErrorFile=/dev/null",
-                "--limit-modules=java.se",
-                "-Djava.security.manager=disallow",
-            ),
-            test_host_withheld="*.class",
-            test_host_launcher="Main.class",
         ),
         Language(
             "javascript",

@@ -110,38 +110,6 @@ class ProgramDir:
                 for name in names:
                     (self._path / name).unlink(missing_ok=True)
 
-    def withhold(self, pattern: str, keep: str) -> bytes:
-        """Take the files matching ``pattern`` (searched recursively), except ``keep`` at
-        the top, out of the directory; their contents as records, each its size in decimal
-        and a newline, then its bytes, in path order, ending with ``0`` and a newline.
-        For a run that must not read them from disk but gets them on stdin."""
-        with self._lock:
-            if self._path is None or not pattern:
-                return b""
-            records = []
-            for path in sorted(self._path.rglob(pattern)):
-                if path == self._path / keep or not path.is_file() or path.is_symlink():
-                    continue
-                data = path.read_bytes()
-                path.unlink()
-                records.append(b"%d\n%s" % (len(data), data))
-            return b"".join(records) + b"0\n"
-
-    def seal_executables(self) -> None:
-        """Executables become execute-only (mode 111): a run can start them but not read
-        them (nor, through ``/proc``, its own memory: the kernel makes a process started
-        from a file it cannot read undumpable). For a program hosting its test, whose
-        expected values its binary holds."""
-        with self._lock:
-            if self._path is None:
-                return
-            for folder, _, names in os.walk(self._path):
-                for name in names:
-                    entry = Path(folder, name)
-                    mode = entry.lstat().st_mode
-                    if stat.S_ISREG(mode) and mode & stat.S_IXUSR:
-                        entry.chmod(0o111)
-
     def remove(self) -> None:
         """Delete the directory, if it was ever created."""
         with self._lock:

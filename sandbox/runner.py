@@ -178,7 +178,6 @@ class Sandbox:
             if report.compile is None:
                 report.compile = self._build(lang, files, box, binds, program, limits)
             if report.compile.status is CompileStatus.OK or lang.compile is None:
-                hosting = _host_test(lang, box) if program.hosts_test else None
                 report.cases = self._cases(
                     lang,
                     list(files),
@@ -188,7 +187,6 @@ class Sandbox:
                     cases,
                     limits,
                     (deadline, end_by),
-                    hosting,
                 )
         except SandboxFailure as exc:
             report.sandbox_status = SandboxStatus.ERROR
@@ -415,19 +413,18 @@ class Sandbox:
         cases: Sequence[Case],
         limits: Limits,
         pace: tuple[float | None, float | None] = (None, None),
-        hosting: bytes | None = None,
     ) -> list[CaseOutcome]:
         """The outcomes of the cases started in time: ``pace`` is `run`'s ``deadline``
-        and ``end_by``; ``hosting``: see `_case_command`."""
+        and ``end_by``."""
         fast = self._fast_path(lang)
-        argv = _runtime_argv(lang, program, files, limits)
+        argv = lang.argv(lang.run, files, limits.memory_mb)
         deadline, end_by = pace
         if end_by is not None:
             deadline = min(end_by - MIN_CASE_S, deadline if deadline is not None else end_by)
 
         def full(case: Case, limits: Limits) -> CaseOutcome:
             return outcome(
-                self.backend.execute(_case_command(lang, argv, box, binds, case, limits, hosting)),
+                self.backend.execute(_case_command(lang, argv, box, binds, case, limits)),
                 limits,
             )
 
@@ -685,27 +682,9 @@ def _linked_commands(
 
 
 def _run_argv(lang: languages.Language, program: Program, limits: Limits) -> list[str]:
+    """The argv running ``program``'s build."""
     files = _program_files(program, lang.main_for(program.source))
-    return _runtime_argv(lang, program, list(files), limits)
-
-
-def _runtime_argv(
-    lang: languages.Language, program: Program, files: list[str], limits: Limits
-) -> list[str]:
-    """The run argv, with the options for `Program.hosts_test` when it asks."""
-    argv = lang.argv(lang.run, files, limits.memory_mb)
-    if program.hosts_test:
-        argv[1:1] = lang.test_host_options
-    return argv
-
-
-def _host_test(lang: languages.Language, box: ProgramDir) -> bytes:
-    """Ready a built program that hosts its test (`Program.hosts_test`) to run: the
-    build outputs it must not read taken out (returned, for its stdin) and its
-    executables made unreadable, since both hold the test's expected values."""
-    withheld = box.withhold(lang.test_host_withheld, lang.test_host_launcher)
-    box.seal_executables()
-    return withheld
+    return lang.argv(lang.run, list(files), limits.memory_mb)
 
 
 def _case_command(
@@ -715,25 +694,16 @@ def _case_command(
     binds: dict[str, Path],
     case: Case,
     limits: Limits,
-    hosting: bytes | None = None,
 ) -> Command:
-    """The command running one case. ``hosting`` (a program hosting its test): what
-    goes on stdin ahead of the case's input (`_host_test`); the run also gets no
-    ``/proc``, through which it could read its own memory, where the test is, and can
-    write no file it could load as code to the same end."""
+    """The command running one case."""
     memory = limits.memory_mb + lang.overhead_mb
-    env = dict(lang.env)
-    if hosting is not None:
-        env.update(toolchains.library_path(lang))
     return Command(
         argv=[*argv, *case.argv],
         box=box.path(),
         box_writable=False,
         cwd_is_box=False,
-        env=env,
-        stdin=(hosting or b"") + case.stdin.encode(),
-        proc=hosting is None,
-        scratch=hosting is None,
+        env=dict(lang.env),
+        stdin=case.stdin.encode(),
         files={**{k: v.encode() for k, v in case.files.items()}, **case.data_files},
         wall_s=limits.wall_s,
         cpu_s=limits.cpu_s,

@@ -50,22 +50,6 @@ def _sysroot_of(rustc: str) -> Path | None:
     return root if done.returncode == 0 and (root / "bin" / "rustc").exists() else None
 
 
-def library_path(lang: Language) -> dict[str, str]:
-    """The environment a run of ``lang`` without ``/proc`` needs: a runtime that finds
-    its libraries relative to itself (``$ORIGIN``, which the loader reads through
-    ``/proc/self/exe``), as Java's launcher does, is told where they are."""
-    return {} if lang.run[0].startswith("{") else _libraries_of(lang.run[0])
-
-
-@functools.cache
-def _libraries_of(command: str) -> dict[str, str]:
-    tool = shutil.which(command)
-    if tool is None:
-        return {}
-    libraries = Path(tool).resolve().parent.parent / "lib"
-    return {"LD_LIBRARY_PATH": str(libraries)} if libraries.is_dir() else {}
-
-
 @functools.cache
 def java_library_types() -> dict[str, frozenset[str]]:
     """The JDK's top-level type names by package (``java.util`` -> ``{"Arrays", ...}``),

@@ -74,10 +74,7 @@ class Program(BaseModel):
     """Source to compile (once) and run. ``source`` goes into the language's main file
     (e.g. ``Main.java``); ``files`` are extra source files next to it (names are plain file
     names, no directories). ``build_flags`` are appended to the compiler's argv.
-    ``hosts_test``: the program runs a test in its own process, so the runtime makes a
-    failed assertion end the process at once, even where the program would catch it, and
-    closes the doors through which it could rewrite the test's state (see
-    `languages.Language.test_host_options`). ``keep_build`` False: the build is for this
+    ``keep_build`` False: the build is for this
     run only (a program carrying a per-run secret), never kept in the build cache."""
 
     model_config = ConfigDict(extra="forbid")
@@ -86,7 +83,6 @@ class Program(BaseModel):
     source: str
     files: dict[str, str] = Field(default_factory=dict)
     build_flags: list[str] = Field(default_factory=list)
-    hosts_test: bool = False
     keep_build: bool = True
 
 

@@ -68,13 +68,6 @@ class Command:
     fetch: tuple[str, ...] = ()
     """Work-dir files (relative paths) to read back after the command (`backends.fetch`);
     at most ``output_bytes`` in all."""
-    proc: bool = True
-    """False: the command sees no ``/proc`` (no ``/proc/self/mem`` to read its own
-    memory through); only for programs that need none (`Program.hosts_test`)."""
-    scratch: bool = True
-    """False: the command writes no file (``/work``, ``/tmp`` and ``/dev/shm`` are
-    read-only): a file it wrote could be loaded as code (Java's ``System.load``, a Go
-    plugin) that reads its memory, where the test is (`Program.hosts_test`)."""
 
 
 @dataclass

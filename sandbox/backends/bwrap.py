@@ -80,12 +80,10 @@ def memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def isolation_args(uid: int, proc: bool = True) -> list[str]:
+def isolation_args(uid: int) -> list[str]:
     """What every sandboxed process gets from bwrap: all new namespaces, an unprivileged
-    identity with no capabilities, its own session, read-only system dirs, /proc (unless
-    not ``proc``), /dev. One list, so the per-case backend and the Python fast path
-    cannot drift apart."""
-    procfs = ["--proc", "/proc", *_proc_read_only()] if proc else []
+    identity with no capabilities, its own session, read-only system dirs, /proc, /dev.
+    One list, so the per-case backend and the Python fast path cannot drift apart."""
     return [
         "--unshare-all",
         "--uid",
@@ -99,7 +97,9 @@ def isolation_args(uid: int, proc: bool = True) -> list[str]:
         "--die-with-parent",
         "--new-session",
         *system_mounts(),
-        *procfs,
+        "--proc",
+        "/proc",
+        *_proc_read_only(),
         "--dev",
         "/dev",
     ]
@@ -173,7 +173,7 @@ class BwrapBackend:
         under that seccomp filter (`Command.spawn`)."""
         args = [
             self.settings.bwrap_path,
-            *isolation_args(self.settings.sandbox_uid, command.proc),
+            *isolation_args(self.settings.sandbox_uid),
             "--size",
             str(command.disk_mb << 20),
             "--perms",
@@ -204,8 +204,6 @@ class BwrapBackend:
             args += ["--perms", "0777", "--dir", f"{WORK}/{directory}"]
         for name, fd in fds.items():
             args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{name}"]
-        if not command.scratch:  # after the case's files are in place
-            args += ["--remount-ro", WORK, "--remount-ro", "/dev/shm"]
         # The root itself is bwrap's scratch tmpfs: make it read-only like the rest.
         args += ["--remount-ro", "/", "--chdir", BOX if command.cwd_is_box else WORK]
         if filter_fd is not None:

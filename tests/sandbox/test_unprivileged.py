@@ -23,7 +23,6 @@ SUITES = [
     "tests/sandbox/test_linked.py",
     "tests/sandbox/test_identity.py",
     "tests/sandbox/test_leftovers.py",
-    "tests/sandbox/test_test_host.py",
     "tests/sandbox/test_pyfast.py::test_a_case_finds_nothing_of_earlier_requests_in_its_memory",
 ]
 
