@@ -5,7 +5,8 @@ the checker's score; function: the returned JSON value; assert: the tester's ver
 on the line its key marks). Anything else scores 0 with
 the sandbox's status (``runtime_error``, ``timeout``, ``memory_limit``, ``output_limit``,
 ``signal``) or ``wrong_answer``. A verdict's ``flags`` name suspected gaming
-(``custom_type``, ``custom_eq``, ``early_exit``); they explain a 0, never cause one alone.
+(``custom_type``, ``custom_eq``, ``early_exit``) or an odd ending (``no_verdict``: a
+linked test's own code ended its process); they explain a 0, never cause one alone.
 """
 
 from __future__ import annotations
@@ -106,15 +107,30 @@ def judge_linked(program: CaseOutcome, tester: CaseOutcome, key: str) -> Verdict
     tail = program.stderr[-STDERR_CHARS:] or None
     if program.status not in (CaseStatus.OK, CaseStatus.RUNTIME_ERROR):
         return Verdict(program.status.value, 0.0, time_s, stderr=tail, flags=flags)
-    if verdict is None:
-        if tester.status in (CaseStatus.OK, CaseStatus.RUNTIME_ERROR, CaseStatus.SIGNAL):
-            # the harness always prints a verdict unless a limit stops it: no 0 for this
-            detail = tester.stderr[-STDERR_CHARS:].strip() or tester.status.value
-            raise ItemError("harness_failed", f"the test harness ended without a verdict: {detail}")
-        # the tests' run hit a limit: a huge value from the program, or a slow test
-        return Verdict(tester.status.value, 0.0, time_s, stderr=tail)
     status = "runtime_error" if program.status is CaseStatus.RUNTIME_ERROR else "wrong_answer"
+    if verdict is None:
+        if tester.status not in (CaseStatus.OK, CaseStatus.RUNTIME_ERROR, CaseStatus.SIGNAL):
+            # the tests' run hit a limit: a huge value from the program, or a slow test
+            return Verdict(tester.status.value, 0.0, time_s, stderr=tail)
+        ending = _ending(tester)
+        if not assembly.test_started(tester.stdout, key):
+            # the harness prints a verdict unless a limit stops it: no 0 for its failure
+            raise ItemError("harness_failed", f"the test harness ended without a verdict: {ending}")
+        # the test's own code ended the process (a goroutine's panic on what the program
+        # returned): a failed test, as in a runner that runs it in one process
+        diff = f"the test ended without a verdict: {ending}"
+        return Verdict(status, 0.0, time_s, diff=diff, stderr=tail, flags=("no_verdict",))
     return Verdict(status, 0.0, time_s, diff=verdict.message, stderr=tail, flags=flags)
+
+
+def _ending(tester: CaseOutcome) -> str:
+    """How a tester with no verdict ended: its exit and the tail of its stderr."""
+    if tester.signal is not None:
+        how = f"killed by signal {tester.signal}"
+    else:
+        how = f"exit status {tester.exit_code}"
+    said = tester.stderr[-STDERR_CHARS:].strip()
+    return f"{how}; {said}" if said else how
 
 
 def _judge_value(case: TestCase, outcome: CaseOutcome, rules: Rules) -> Verdict:

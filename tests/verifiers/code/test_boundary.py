@@ -150,6 +150,9 @@ VERDICTS = [
     ('@@referee-verdict@@ k1 {"passed": false}\n@@referee-verdict@@ {"passed": true}\n', False),
     ('@@referee-verdict@@ k2 {"passed": true}\n', None),
     ('@@referee-verdict@@ k1{"passed": true}\n', None),
+    # the line saying the test started is no verdict; one after it is
+    ('@@referee-verdict@@ k1 {"started": true}\n', None),
+    ('@@referee-verdict@@ k1 {"started": true}\n@@referee-verdict@@ k1 {"passed": true}\n', True),
 ]
 
 

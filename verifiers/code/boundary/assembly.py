@@ -362,7 +362,7 @@ def read_verdict(stdout: str, key: str) -> TestVerdict | None:
     JavaScript and Python: ``forged_verdict``)."""
     mark = f"{VERDICT_MARK}{key} "
     for line in reversed(stdout.splitlines()):
-        if line.startswith(mark):
+        if line.startswith(mark) and line != f"{mark}{_STARTED}":
             try:
                 data: dict[str, Any] = json.loads(line[len(mark) :])
             except ValueError:
@@ -374,3 +374,14 @@ def read_verdict(stdout: str, key: str) -> TestVerdict | None:
                 harness_error=str(data.get("harness_error", "")),
             )
     return None
+
+
+def test_started(stdout: str, key: str) -> bool:
+    """Whether the tester said the test's own code started (the line every harness
+    writes before it runs the test): a tester that ends with no verdict after it ended
+    in the test's code (a Go goroutine's panic on what the program returned, a test's
+    ``os._exit``), not in the harness."""
+    return f"{VERDICT_MARK}{key} {_STARTED}" in stdout.splitlines()
+
+
+_STARTED = '{"started": true}'

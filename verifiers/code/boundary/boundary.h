@@ -547,6 +547,16 @@ static void referee_read_key(void) {
         referee_key[referee_key_size++] = c;
 }
 
+/* Say that the test's own code starts: a process ending after this with no verdict
+ * ended in the test, not in the harness. */
+static void referee_started(void) {
+    static const char rest[] = " {\"started\": true}\n";
+    referee_writer line = {0, 0, 0};
+    referee_mark(&line);
+    referee_raw(&line, rest, sizeof rest - 1);
+    referee_write_all(1, line.bytes, line.size);
+}
+
 static REFEREE_UNUSED void referee_assertion_failed(const char *what) __attribute__((noreturn));
 static void referee_assertion_failed(const char *what) {
     referee_conclude(0, (const char *[]){"Assertion failed: ", what}, 2);
@@ -563,6 +573,7 @@ static REFEREE_UNUSED int referee_run_test(int (*test_main)(int, char **), int a
     referee_read_key();
     referee_libc_on_exit(referee_on_exit, 0);
     referee_testing = 1;
+    referee_started();
     int status = test_main(argc, argv);
     if (status != 0) referee_conclude(0, (const char *[]){"the test's main returned non-zero"}, 1);
     referee_conclude(1, (const char *[]){""}, 1);

@@ -695,6 +695,11 @@ final class RefereeBoundary {
     static void print(String line) {
         System.out.flush();
         System.err.flush();
+        write(line);
+        Runtime.getRuntime().halt(0);
+    }
+
+    static void write(String line) {
         try {
             FileOutputStream out = new FileOutputStream(FileDescriptor.out);
             out.write(line.getBytes(StandardCharsets.UTF_8));
@@ -702,7 +707,6 @@ final class RefereeBoundary {
         } catch (IOException e) {
             // nothing to say it with
         }
-        Runtime.getRuntime().halt(0);
     }
 
     /** Say how the test ended (its own output first) and end the JVM. */
@@ -746,6 +750,8 @@ final class RefereeBoundary {
                 if (inThread[0] == null) inThread[0] = error;
             }
         });
+        // the test's own code starts: a JVM ending after this with no verdict ended in it
+        write("\n@@referee-verdict@@ " + key + " {\"started\": true}\n");
         try {
             test.run();
         } catch (AssertionError e) {

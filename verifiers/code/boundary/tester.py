@@ -39,6 +39,9 @@ from referee.verifiers.code.boundary.codec import (
 )
 
 VERDICT_MARK = "@@referee-verdict@@ "
+STARTED = {"started": True}
+"""The line said (after the mark and key) as the test's own code starts: the tester
+ends after it with a verdict, or the test's code ended it."""
 MAX_MESSAGE_CHARS = 300
 _SAFE_EXCEPTIONS = frozenset(
     name
@@ -260,6 +263,10 @@ def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
         verdict["flags"] = []
         return verdict
     in_threads = _thread_failures()
+    # the test's own code starts: a process ending after this with no verdict (the
+    # test's os._exit) ended in it
+    sys.stdout.write(f"\n{VERDICT_MARK}{spec.get('key', '')} {json.dumps(STARTED)}\n")
+    sys.stdout.flush()
     try:
         exec(setup, scope)
         link.nodes = Nodes(frozenset(spec.get("nodes", ())), scope.get)
