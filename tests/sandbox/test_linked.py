@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from referee.sandbox import Case, Limits, Program, Sandbox, SandboxSettings, SandboxStatus
+from referee.sandbox.runner import channel_pipes
+from tests.conftest import require
 from tests.sandbox.conftest import FAST
 
 
@@ -113,6 +116,40 @@ def test_no_channel_fd_is_left_open_in_the_host(linked: Sandbox) -> None:
     for _ in range(3):
         run()
     assert _open_fds() - before == set()
+
+
+OPEN_FD = 'if true < "$1" 2>/dev/null; then echo opened; else echo refused; fi'
+
+
+def test_a_channel_pipe_opens_only_for_a_holder() -> None:
+    """The channel's pipes are mode 0666 (a JVM opens its inherited fd again by name),
+    yet only a process holding one opens it: another user reaches no other process's
+    ``/proc/PID/fd``, whatever the mode of what is there."""
+    require(os.geteuid() == 0, "starting a process as another user needs root")
+    pipes = channel_pipes()
+    fds = [fd for pipe in pipes for fd in pipe]
+    try:
+
+        def opened(path: str, held: tuple[int, ...]) -> str:
+            argv = ["/bin/sh", "-c", OPEN_FD, "sh", path]
+            done = subprocess.run(
+                argv,
+                user=65534,
+                group=65534,
+                pass_fds=held,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=30,
+            )
+            return done.stdout.strip() or done.stderr
+
+        reader = pipes[0][0]
+        assert opened(f"/proc/self/fd/{reader}", (reader,)) == "opened"
+        assert opened(f"/proc/{os.getpid()}/fd/{reader}", ()) == "refused"
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def test_the_fast_path_runs_both_sides_under_two_uids(fast_sandbox: Sandbox) -> None:
