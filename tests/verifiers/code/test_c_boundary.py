@@ -17,6 +17,8 @@ from tests.verifiers.code.conftest import ScoreMany, code_item
 
 S = Signature
 INT = CType("int", Kind.SIGNED)
+DOUBLE = CType("double", Kind.FLOAT)
+INTS = CType("int*", Kind.ARRAY, written=True, item=INT)
 ARRAY_OF_INT = CType("int *", Kind.ARRAY, written=True, item=INT)
 
 SIGNATURES: list[tuple[str, str, list[Signature]]] = [
@@ -86,6 +88,27 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
         "f(1)",
         [],
     ),
+    (  # LeetCode's returned array: its length is what `returnSize` holds after the call
+        "int* twoSum(int* nums, int numsSize, int target, int* returnSize) { return 0; }\n"
+        "double *halves(const int *a, int n, long *returnSize) { return 0; }",
+        "twoSum(); halves();",
+        [
+            S(
+                "twoSum",
+                CType("int*", Kind.ARRAY, written=True, item=INT, counted_by=3),
+                (INTS, INT, INT, INTS),
+            ),
+            S(
+                "halves",
+                CType("double *", Kind.ARRAY, written=True, item=DOUBLE, counted_by=2),
+                (
+                    CType("const int *", Kind.ARRAY, item=CType("const int", Kind.SIGNED)),
+                    INT,
+                    CType("long *", Kind.ARRAY, written=True, item=CType("long", Kind.SIGNED)),
+                ),
+            ),
+        ],
+    ),
 ]
 
 
@@ -97,6 +120,10 @@ def test_signatures(code: str, test: str, expected: list[Signature]) -> None:
 UNSUPPORTED = [
     ("int *f(int n) {}", "a pointer result"),
     ("int *f(int n) {}", "a returned array: its length is nowhere"),
+    ("int *f(int *size) {}", "a returned array whose length is not LeetCode's returnSize"),
+    ("int *f(const int *returnSize) {}", "a returnSize the function cannot write"),
+    ("int *f(double *returnSize) {}", "a returnSize that is no integer"),
+    ("int **f(int *returnSize, int **returnColumnSizes) {}", "rows of columns"),
     ("int f(int a[2][3]) {}", "an array of two dimensions"),
     ("int f(void *p) {}", "a pointer to no type"),
     ("int f(char **words) {}", "a pointer to pointers"),
@@ -357,6 +384,29 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         1.0,
         "passed",
         "",
+    ),
+    (  # LeetCode's returned array: the test frees it; NULL; a length the program got wrong
+        "#include <stdlib.h>\n"
+        "int* twoSum(int* nums, int numsSize, int target, int* returnSize) {\n"
+        "  for (int i = 0; i < numsSize; i++) for (int j = i + 1; j < numsSize; j++)\n"
+        "    if (nums[i] + nums[j] == target) {\n"
+        "      int *r = malloc(2 * sizeof *r); r[0] = i; r[1] = j; *returnSize = 2;\n"
+        "      return r; }\n  *returnSize = 0; return NULL;\n}\n",
+        "#include <stdlib.h>\nint main() {\n  int nums[] = {2, 7, 11, 15}, n = -1;\n"
+        "  int *r = twoSum(nums, 4, 9, &n);\n  assert(n == 2 && r[0] == 0 && r[1] == 1);\n"
+        "  free(r);\n  assert(twoSum(nums, 4, 100, &n) == NULL && n == 0);\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # a length past what the program returned reads its own memory, never the test's
+        "static int big[20000000];\n"
+        "int *f(int *returnSize) { *returnSize = 20000000; return big; }\n"
+        "int *g(int *returnSize) { static int two[] = {7, 8}; *returnSize = -1; return two; }",
+        "int main() { int n; assert(g(&n) != 0 && n == -1); f(&n); }",
+        0.0,
+        "runtime_error",
+        "the program ended during a call to f",
     ),
     (  # a length past the array: the program reads zeros, never the test's other data
         "int sum(const int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i];"

@@ -16,9 +16,12 @@ program's signature names, which could make the test's side send memory past the
 array; one it cannot size is the reference's error. A non-const one is written back
 within the same bounds (C's output parameters: ``int *count``, ``char out[16]``). A
 returned pointer into a string argument (``reverse(s)`` returning ``s``) is that
-argument's buffer on the test's side. A returned array (its length is nowhere), a
-pointer to pointers, a struct or a function pointer in a signature the test uses is
-`Refused` (flag ``unsupported_signature``).
+argument's buffer on the test's side. A returned array crosses when the function has
+LeetCode's ``int *returnSize`` parameter: as many items as it holds after the call, in
+an array the test's side allocates (the test may ``free`` it). Any other returned array
+(its length is nowhere), a pointer to pointers (LeetCode's ``returnColumnSizes``), a
+struct or a function pointer in a signature the test uses is `Refused` (flag
+``unsupported_signature``).
 
 A stub must not stand in for a library function: stubs are ``static`` and come after
 the test's, the program's and the C standard's headers (the test's include lines are
@@ -32,6 +35,7 @@ that (flag ``shadows_library``): a stub of that name would be called in their pl
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -116,6 +120,9 @@ class CType:
     kind: Kind
     written: bool = False
     item: CType | None = None
+    counted_by: int | None = None
+    """A returned array's: the parameter (LeetCode's ``int *returnSize``) whose first
+    item, after the call, is its length."""
 
     def local(self) -> str:
         """The type of a variable holding such a value (top-level ``const`` dropped)."""
@@ -149,10 +156,6 @@ def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
 
 def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> Signature:
     name = definition.name
-    given = declarations.SPECIFIERS.sub("", definition.returns.strip())
-    returns = _ctype(declarations.resolved(given, aliases, TYPE_WORDS), result=True)
-    if returns is None:
-        raise Refused(_UNSUPPORTED, f"{name}: its return type {definition.returns.strip()!r}")
     params = []
     for text in declarations.params(definition.params, name):
         pointer = _ARRAY_PARAMETER.sub(r"\1 *", text)  # `int a[]` is `int *a`
@@ -160,7 +163,34 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
         if param is None:
             raise Refused(_UNSUPPORTED, f"{name}: a parameter of type {text!r}")
         params.append(param)
+    given = declarations.SPECIFIERS.sub("", definition.returns.strip())
+    resolved = declarations.resolved(given, aliases, TYPE_WORDS)
+    returns = _ctype(resolved, result=True) or _counted(resolved, params, definition.params)
+    if returns is None:
+        raise Refused(_UNSUPPORTED, f"{name}: its return type {definition.returns.strip()!r}")
     return Signature(name, returns, tuple(params))
+
+
+def _counted(text: str | None, params: list[CType], declared: str) -> CType | None:
+    """A returned array whose length the function writes to its ``returnSize`` (an
+    integer pointer: LeetCode's convention for C), or None."""
+    array = _ctype(text, result=False)
+    if array is None or array.kind is not Kind.ARRAY:
+        return None
+    names = declarations.param_names(declared)
+    for index, (name, size) in enumerate(zip(names, params, strict=False)):
+        if name == "returnSize" and _is_count(size):
+            return dataclasses.replace(array, counted_by=index)
+    return None
+
+
+def _is_count(param: CType) -> bool:
+    """Whether ``param`` points to an integer the function may write."""
+    item = param.item
+    return param.kind is Kind.ARRAY and param.written and item is not None and item.kind in _COUNTS
+
+
+_COUNTS = (Kind.SIGNED, Kind.UNSIGNED)
 
 
 def _ctype(text: str | None, result: bool) -> CType | None:
@@ -305,6 +335,8 @@ def _serving(index: int, signature: Signature) -> str:
         lines += [f"{returns.local()} result = {signature.name}({args});", "referee_returned(out);"]
         if returns.kind is Kind.STRING:
             lines.append(f"referee_put_result(out, result, {_strings(signature)});")
+        elif returns.kind is Kind.ARRAY:
+            lines.append(_counted_out(returns))
         else:
             lines.append(_encode(returns.kind, "result", "out"))
     for i, param in enumerate(signature.params):
@@ -343,6 +375,8 @@ def _stub(index: int, signature: Signature) -> str:
     if returns.kind is Kind.STRING:
         found = f"referee_get_result(&call, {_strings(signature)})"
         lines.append(f"{returns.local()} result = {found};")
+    elif returns.kind is Kind.ARRAY:
+        lines += [f"{returns.local()} result = 0;", _counted_in(returns)]
     elif returns.kind is not Kind.VOID:
         lines.append(f"{returns.local()} result;")
         lines.append(_decode(returns.kind, "result", returns.local(), "&call.in"))
@@ -397,6 +431,34 @@ def _array_back(i: int, param: CType) -> str:
 
 
 _OTHER_ARRAY = "an array written back of another length"
+
+
+def _counted_out(returns: CType) -> str:
+    """The program's side of a returned array: NULL, or as many of its items as its
+    ``returnSize`` says after the call (a count the program got wrong reads its own
+    memory, never the test's)."""
+    assert returns.item is not None and returns.counted_by is not None
+    k = returns.counted_by
+    item = _encode(returns.item.kind, "result[referee_k]", "out")
+    return (
+        f"{{ referee_size referee_n = a{k} != 0 && c{k} > 0 && a{k}[0] > 0 ?"
+        f" (referee_size)a{k}[0] : 0; referee_put_bool(out, result != 0);"
+        " if (result != 0) { referee_put_u64(out, referee_n);"
+        f" for (referee_size referee_k = 0; referee_k < referee_n; ++referee_k) {item} }} }}"
+    )
+
+
+def _counted_in(returns: CType) -> str:
+    """The test's side of a returned array: NULL, or its items in an array of the test's
+    own, allocated like the program's (the test frees it)."""
+    assert returns.item is not None
+    item = _decode(returns.item.kind, "result[referee_k]", returns.item.local(), "&call.in")
+    return (
+        "if (referee_get_bool(&call.in)) {"
+        " referee_size referee_n = referee_get_count(&call.in);"
+        f" result = ({returns.local()})referee_array(referee_n, sizeof *result);"
+        f" for (referee_size referee_k = 0; referee_k < referee_n; ++referee_k) {item} }}"
+    )
 
 
 def _prologue(test: str) -> tuple[str, str]:

@@ -120,6 +120,25 @@ def _closing_parentheses(text: str) -> dict[int, int]:
 def params(text: str, name: str) -> list[str]:
     """The parameter types of a parameter list (their names dropped). Raises `Refused`
     for a default value (the stub would need the program's expression)."""
+    types = []
+    for part in _parameters(text):
+        if "=" in part:
+            raise Refused(UNSUPPORTED, f"{name}: a parameter with a default value")
+        types.append(_unnamed(part))
+    return types
+
+
+def param_names(text: str) -> list[str]:
+    """The names a parameter list declares, in order ("" for a parameter without one)."""
+    names = []
+    for part in _parameters(text):
+        kept = _unnamed(part.split("=")[0].strip())
+        names.append(part.split("=")[0].strip()[len(kept) :].strip())
+    return names
+
+
+def _parameters(text: str) -> list[str]:
+    """A parameter list's parameters, each stripped (none for ``()`` and ``(void)``)."""
     parts, depth, last = [], 0, 0
     for i, char in enumerate(text):
         depth += (char in "<([") - (char in ">)]")
@@ -128,14 +147,7 @@ def params(text: str, name: str) -> list[str]:
             last = i + 1
     parts.append(text[last:])
     parts = [p.strip() for p in parts]
-    if parts in ([""], ["void"]):
-        return []
-    types = []
-    for part in parts:
-        if "=" in part:
-            raise Refused(UNSUPPORTED, f"{name}: a parameter with a default value")
-        types.append(_unnamed(part))
-    return types
+    return [] if parts in ([""], ["void"]) else parts
 
 
 def _unnamed(param: str) -> str:
