@@ -15,7 +15,15 @@ from typing import Any
 
 import pytest
 
-from referee.sandbox import Case, CaseStatus, Program, Sandbox, SandboxSettings, SandboxStatus
+from referee.sandbox import (
+    Case,
+    CaseStatus,
+    Program,
+    Sandbox,
+    SandboxSettings,
+    SandboxStatus,
+    languages,
+)
 from referee.sandbox.sessions import Launcher, SessionKind, SessionSpec
 from tests.conftest import REPO
 
@@ -236,3 +244,47 @@ def test_the_built_runtime_is_exactly_the_locks(built: Path) -> None:
     lock = json.loads((LISTS / "node" / "package-lock.json").read_text())
     node = dict(entry.rsplit("@", 1) for entry in manifest["node"])
     assert node == _top_level(lock)
+
+
+STDC = "#include <bits/stdc++.h>\nint main() { std::vector<int> v{3, 1, 2};"
+STDC += " std::sort(v.begin(), v.end()); std::cout << v[0] << v[2] << '\\n'; }\n"
+
+
+def test_gcc_takes_the_runtimes_precompiled_header_with_the_cpp_builds_flags(
+    built: Path, tmp_path: Path
+) -> None:
+    """The header was precompiled with exactly the flags of the sandbox's C++ build (g++
+    says ``!`` before a precompiled header it used): a build that changed them alone
+    would parse the header again, and be four times slower, with no error anywhere."""
+    cpp = languages.find("cpp")
+    assert cpp is not None and cpp.compile is not None
+    source = tmp_path / "main.cpp"
+    source.write_text(STDC)
+    argv = [a for a in cpp.compile if a not in ("-o", "main", "{sources}")]
+    argv = [str(built / "cpp" / "include") if a == languages.CPP_INCLUDE else a for a in argv]
+    done = subprocess.run(
+        [*argv, "-H", "-fsyntax-only", str(source)], capture_output=True, text=True, check=True
+    )
+    assert done.stderr.splitlines()[0].startswith("! "), done.stderr[:300]
+    assert done.stderr.splitlines()[0].endswith("stdc++.h.gch/O2-c++17"), done.stderr[:300]
+
+
+@pytest.mark.parametrize(
+    ("prefix", "used"), [("", True), ("#define _GLIBCXX_DEBUG 1\n", False)], ids=["plain", "debug"]
+)
+def test_a_sandboxed_cpp_build_sees_the_precompiled_header_and_g_plus_plus_checks_it(
+    built: Path, prefix: str, used: bool
+) -> None:
+    """In the sandbox the build finds the header at ``/opt/runtime``; a program whose
+    macros change what the header means (the checked standard library) is built from the
+    header itself, as it must be (g++ says why it skipped the precompiled one)."""
+    limits = FAST.model_copy(update={"wall_s": 30, "cpu_s": 30, "memory_mb": 1024})
+    settings = SandboxSettings(backend="bwrap", python_fast_path=False, runtime_dir=built)
+    program = Program(language="cpp", source=prefix + STDC, build_flags=["-Winvalid-pch"])
+    with Sandbox(settings) as sb:
+        report = sb.run(program, [Case()], limits)
+    assert report.compile is not None, report.message
+    [case] = report.cases
+    assert (case.status, case.stdout) == (CaseStatus.OK, "13\n"), (case, report.compile)
+    skipped = "/opt/runtime/cpp/include/bits/stdc++.h.gch/O2-c++17: not used because"
+    assert (skipped in report.compile.output) is not used, report.compile.output
