@@ -43,6 +43,10 @@ missing path on them is harmless)."""
 PYTHON_ENV = {"PYTHONPATH": f"{RUNTIME_MOUNT}/python"}
 NODE_ENV = {"NODE_PATH": f"{RUNTIME_MOUNT}/node/node_modules"}
 JAVA_CLASS_PATH = f"{RUNTIME_MOUNT}/java/*"
+JAVAC_ARCHIVE = f"{RUNTIME_MOUNT}/jdk/javac.jsa"
+"""The classes javac loads, archived for its JVM (``scripts/build-runtime.sh``): javac
+starts in about half the time (0.75 s to 0.40 s a build here). A JVM without it (no
+runtime) or that cannot use it (another JDK) starts as before, saying nothing."""
 CPP_INCLUDE = f"{RUNTIME_MOUNT}/cpp/include"
 """On the C++ build's include path: ``<bits/stdc++.h>`` precompiled for that build's flags
 (``scripts/build-runtime.sh``), which g++ takes in place of parsing the header (~2 s of
@@ -308,6 +312,8 @@ JUNIT = (
             "javac",
             "-J-Xmx512m",
             "-J-XX:+UseSerialGC",
+            "-J-XX:TieredStopAtLevel=1",
+            f"-J-XX:SharedArchiveFile={JAVAC_ARCHIVE}",
             "-cp",
             f".:{JUNIT_COMPILE_PATH}:{JAVA_CLASS_PATH}",
             "-d",
@@ -564,6 +570,8 @@ LANGUAGES: dict[str, Language] = {
                 "javac",
                 "-J-Xmx512m",
                 "-J-XX:+UseSerialGC",
+                "-J-XX:TieredStopAtLevel=1",
+                f"-J-XX:SharedArchiveFile={JAVAC_ARCHIVE}",
                 "-cp",
                 f".:{JAVA_CLASS_PATH}",
                 "-d",

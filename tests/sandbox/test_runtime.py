@@ -288,3 +288,28 @@ def test_a_sandboxed_cpp_build_sees_the_precompiled_header_and_g_plus_plus_check
     assert (case.status, case.stdout) == (CaseStatus.OK, "13\n"), (case, report.compile)
     skipped = "/opt/runtime/cpp/include/bits/stdc++.h.gch/O2-c++17: not used because"
     assert (skipped in report.compile.output) is not used, report.compile.output
+
+
+@pytest.mark.parametrize("name", ["java", "junit"])
+def test_javac_maps_the_runtimes_archive_with_the_java_builds_flags(
+    built: Path, tmp_path: Path, name: str
+) -> None:
+    """The archive of javac's classes was made with the flags of the sandbox's Java
+    builds: with ``-Xshare:on`` a JVM that cannot map it fails instead of starting
+    without it (which it does silently, twice as slow)."""
+    lang = languages.find(name)
+    assert lang is not None and lang.compile is not None
+    (tmp_path / "Main.java").write_text(
+        "public class Main { public static void main(String[] a) { System.out.println(1); } }"
+    )
+    archive = str(built / "jdk" / "javac.jsa")
+    argv = [a.replace(languages.JAVAC_ARCHIVE, archive) for a in lang.compile[:-1]]
+    done = subprocess.run(
+        [*argv, "-J-Xshare:on", "Main.java"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "Main.class").is_file()
