@@ -290,26 +290,37 @@ def test_a_sandboxed_cpp_build_sees_the_precompiled_header_and_g_plus_plus_check
     assert (skipped in report.compile.output) is not used, report.compile.output
 
 
-@pytest.mark.parametrize("name", ["java", "junit"])
-def test_javac_maps_the_runtimes_archive_with_the_java_builds_flags(
-    built: Path, tmp_path: Path, name: str
+JVM_BUILDS = [
+    ("java", "javac", "Main.java", "public class Main { public static void main(String[] a) {} }"),
+    ("junit", "javac", "Main.java", "public class Main {}"),
+    ("kotlin", "kotlinc", "main.kt", "fun main() { println(1) }"),
+    ("scala", "scalac", "Main.scala", "object Main { def main(a: Array[String]): Unit = () }"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "compiler", "file", "source"), JVM_BUILDS, ids=[b[0] for b in JVM_BUILDS]
+)
+def test_jvm_compilers_map_the_runtimes_archives_with_their_builds_flags(
+    built: Path, tmp_path: Path, name: str, compiler: str, file: str, source: str
 ) -> None:
-    """The archive of javac's classes was made with the flags of the sandbox's Java
-    builds: with ``-Xshare:on`` a JVM that cannot map it fails instead of starting
-    without it (which it does silently, twice as slow)."""
+    """Each archive of a JVM compiler's classes was made with the flags of the sandbox's
+    build of its language: with ``-Xshare:on`` a JVM that cannot map it fails instead of
+    starting without it (which it does silently, two or three times slower)."""
     lang = languages.find(name)
     assert lang is not None and lang.compile is not None
-    (tmp_path / "Main.java").write_text(
-        "public class Main { public static void main(String[] a) { System.out.println(1); } }"
-    )
-    archive = str(built / "jdk" / "javac.jsa")
-    argv = [a.replace(languages.JAVAC_ARCHIVE, archive) for a in lang.compile[:-1]]
+    if shutil.which(lang.compile[0]) is None:
+        pytest.skip(f"{lang.compile[0]} is not installed")
+    (tmp_path / file).write_text(source)
+    mapped = f"-J-XX:SharedArchiveFile={built / 'jdk' / compiler}.jsa"
+    argv = [mapped if a == languages.jvm_archive(compiler) else a for a in lang.compile]
+    assert mapped in argv
+    argv = [file if a == "{sources}" else a for a in argv]
     done = subprocess.run(
-        [*argv, "-J-Xshare:on", "Main.java"],
+        [argv[0], "-J-Xshare:on", *argv[1:]],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "Main.class").is_file()
