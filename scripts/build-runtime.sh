@@ -6,7 +6,7 @@
 #   java/*.jar          jars from Debian packages (on java's and javac's class path)
 #   jdk/*.jsa           the classes javac, kotlinc and scalac load, as CDS archives for
 #                       their JVMs (made by compiling Warmup.java, .kt, .scala): a build
-#                       starts in about half the time (a third for scalac)
+#                       in the sandbox takes 0.6x the time or less
 #   cpp/include/        <bits/stdc++.h> precompiled by the host's g++ for the sandbox's
 #                       default C++ build (-O2 -std=c++17; on its include path): most
 #                       competitive-programming answers include it, and parsing it is
@@ -23,7 +23,8 @@ target="${1:-/opt/referee/runtime}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 
-# A new g++ makes the precompiled header stale (g++ would skip it, and builds be slow).
+# A new g++, JDK or JVM compiler makes the precompiled header or an archive stale (it
+# would be skipped, and builds be slow): their versions are part of the stamp.
 stamp="$( (cat "$lists"/*.txt "$lists"/Warmup.* "$lists"/node/package.json \
     "$lists"/node/package-lock.json; g++ --version 2>/dev/null || true; \
     java -version 2>&1 || true; dpkg-query -W kotlin scala 2>/dev/null || true) \
