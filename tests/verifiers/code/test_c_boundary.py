@@ -90,13 +90,25 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
     ),
     (  # LeetCode's returned array: its length is what `returnSize` holds after the call
         "int* twoSum(int* nums, int numsSize, int target, int* returnSize) { return 0; }\n"
+        "char **names(int n, int* returnSize) { return 0; }\n"
         "double *halves(const int *a, int n, long *returnSize) { return 0; }",
-        "twoSum(); halves();",
+        "twoSum(); names(); halves();",
         [
             S(
                 "twoSum",
                 CType("int*", Kind.ARRAY, written=True, item=INT, counted_by=3),
                 (INTS, INT, INT, INTS),
+            ),
+            S(
+                "names",
+                CType(
+                    "char **",
+                    Kind.ARRAY,
+                    written=True,
+                    item=CType("char *", Kind.STRING, written=True),
+                    counted_by=1,
+                ),
+                (INT, INTS),
             ),
             S(
                 "halves",
@@ -124,6 +136,8 @@ UNSUPPORTED = [
     ("int *f(const int *returnSize) {}", "a returnSize the function cannot write"),
     ("int *f(double *returnSize) {}", "a returnSize that is no integer"),
     ("int **f(int *returnSize, int **returnColumnSizes) {}", "rows of columns"),
+    ("char **f(int n) {}", "strings whose count is nowhere"),
+    ("int f(char **words, int *returnSize) {}", "strings passed in"),
     ("int f(int a[2][3]) {}", "an array of two dimensions"),
     ("int f(void *p) {}", "a pointer to no type"),
     ("int f(char **words) {}", "a pointer to pointers"),
@@ -395,6 +409,20 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "#include <stdlib.h>\nint main() {\n  int nums[] = {2, 7, 11, 15}, n = -1;\n"
         "  int *r = twoSum(nums, 4, 9, &n);\n  assert(n == 2 && r[0] == 0 && r[1] == 1);\n"
         "  free(r);\n  assert(twoSum(nums, 4, 100, &n) == NULL && n == 0);\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # LeetCode's returned strings: each and the array the test's to free; NULL ones
+        "#include <stdlib.h>\n#include <string.h>\n"
+        "char **words(int n, int *returnSize) {\n  char **out = malloc(n * sizeof *out);\n"
+        '  for (int i = 0; i < n; i++) out[i] = i == 1 ? NULL : strdup(i ? "b" : "a");\n'
+        "  *returnSize = n; return out;\n}\n"
+        "const char **none(int *returnSize) { *returnSize = 3; return NULL; }\n",
+        "#include <stdlib.h>\n#include <string.h>\nint main() {\n  int n = 0;\n"
+        "  char **w = words(3, &n);\n"
+        '  assert(n == 3 && strcmp(w[0], "a") == 0 && w[1] == NULL && strcmp(w[2], "b") == 0);\n'
+        "  free(w[0]); free(w[2]); free(w);\n  assert(none(&n) == NULL && n == 3);\n}\n",
         1.0,
         "passed",
         "",

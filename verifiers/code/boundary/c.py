@@ -16,9 +16,10 @@ program's signature names, which could make the test's side send memory past the
 array; one it cannot size is the reference's error. A non-const one is written back
 within the same bounds (C's output parameters: ``int *count``, ``char out[16]``). A
 returned pointer into a string argument (``reverse(s)`` returning ``s``) is that
-argument's buffer on the test's side. A returned array crosses when the function has
-LeetCode's ``int *returnSize`` parameter: as many items as it holds after the call, in
-an array the test's side allocates (the test may ``free`` it). Any other returned array
+argument's buffer on the test's side. A returned array (of numbers, or of strings:
+``char **``) crosses when the function has LeetCode's ``int *returnSize`` parameter: as
+many items as it holds after the call, in an array the test's side allocates (the test
+may ``free`` it, and each string). Any other returned array
 (its length is nowhere), a pointer to pointers (LeetCode's ``returnColumnSizes``), a
 struct or a function pointer in a signature the test uses is `Refused` (flag
 ``unsupported_signature``).
@@ -174,7 +175,7 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
 def _counted(text: str | None, params: list[CType], declared: str) -> CType | None:
     """A returned array whose length the function writes to its ``returnSize`` (an
     integer pointer: LeetCode's convention for C), or None."""
-    array = _ctype(text, result=False)
+    array = _ctype(text, result=False) or _string_array(text)
     if array is None or array.kind is not Kind.ARRAY:
         return None
     names = declarations.param_names(declared)
@@ -191,6 +192,14 @@ def _is_count(param: CType) -> bool:
 
 
 _COUNTS = (Kind.SIGNED, Kind.UNSIGNED)
+_STRINGS = re.compile(r"(?:const\s*)?char\s*\*\s*\*")
+
+
+def _string_array(text: str | None) -> CType | None:
+    """An array of strings (``char **``), which only a returned array may be."""
+    if text is None or not _STRINGS.fullmatch(text.strip()):
+        return None
+    return CType(text, Kind.ARRAY, written=True, item=CType("char *", Kind.STRING, written=True))
 
 
 def _ctype(text: str | None, result: bool) -> CType | None:
@@ -439,7 +448,14 @@ def _counted_out(returns: CType) -> str:
     memory, never the test's)."""
     assert returns.item is not None and returns.counted_by is not None
     k = returns.counted_by
-    item = _encode(returns.item.kind, "result[referee_k]", "out")
+    if returns.item.kind is Kind.STRING:
+        item = (
+            "{ const char *referee_s = result[referee_k];"
+            " referee_put_bool(out, referee_s != 0); if (referee_s != 0)"
+            " referee_put_bytes(out, referee_s, referee_length(referee_s)); }"
+        )
+    else:
+        item = _encode(returns.item.kind, "result[referee_k]", "out")
     return (
         f"{{ referee_size referee_n = a{k} != 0 && c{k} > 0 && a{k}[0] > 0 ?"
         f" (referee_size)a{k}[0] : 0; referee_put_bool(out, result != 0);"
@@ -452,7 +468,13 @@ def _counted_in(returns: CType) -> str:
     """The test's side of a returned array: NULL, or its items in an array of the test's
     own, allocated like the program's (the test frees it)."""
     assert returns.item is not None
-    item = _decode(returns.item.kind, "result[referee_k]", returns.item.local(), "&call.in")
+    if returns.item.kind is Kind.STRING:
+        item = (
+            "{ referee_size referee_s = 0; result[referee_k] = referee_get_bool(&call.in) ?"
+            " referee_get_bytes(&call.in, &referee_s) : 0; }"
+        )
+    else:
+        item = _decode(returns.item.kind, "result[referee_k]", returns.item.local(), "&call.in")
     return (
         "if (referee_get_bool(&call.in)) {"
         " referee_size referee_n = referee_get_count(&call.in);"
