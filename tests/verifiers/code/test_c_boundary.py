@@ -19,6 +19,7 @@ S = Signature
 INT = CType("int", Kind.SIGNED)
 DOUBLE = CType("double", Kind.FLOAT)
 INTS = CType("int*", Kind.ARRAY, written=True, item=INT)
+STRING = CType("char *", Kind.STRING, written=True)
 ARRAY_OF_INT = CType("int *", Kind.ARRAY, written=True, item=INT)
 
 SIGNATURES: list[tuple[str, str, list[Signature]]] = [
@@ -91,8 +92,9 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
     (  # LeetCode's returned array: its length is what `returnSize` holds after the call
         "int* twoSum(int* nums, int numsSize, int target, int* returnSize) { return 0; }\n"
         "char **names(int n, int* returnSize) { return 0; }\n"
+        "int counts(char **a, const char** b) { return 0; }\n"
         "double *halves(const int *a, int n, long *returnSize) { return 0; }",
-        "twoSum(); names(); halves();",
+        "twoSum(); names(); counts(); halves();",
         [
             S(
                 "twoSum",
@@ -105,10 +107,18 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
                     "char **",
                     Kind.ARRAY,
                     written=True,
-                    item=CType("char *", Kind.STRING, written=True),
+                    item=STRING,
                     counted_by=1,
                 ),
                 (INT, INTS),
+            ),
+            S(
+                "counts",
+                INT,
+                (
+                    CType("char **", Kind.ARRAY, written=True, item=STRING),
+                    CType("const char**", Kind.ARRAY, written=True, item=STRING),
+                ),
             ),
             S(
                 "halves",
@@ -137,10 +147,11 @@ UNSUPPORTED = [
     ("int *f(double *returnSize) {}", "a returnSize that is no integer"),
     ("int **f(int *returnSize, int **returnColumnSizes) {}", "rows of columns"),
     ("char **f(int n) {}", "strings whose count is nowhere"),
-    ("int f(char **words, int *returnSize) {}", "strings passed in"),
     ("int f(int a[2][3]) {}", "an array of two dimensions"),
     ("int f(void *p) {}", "a pointer to no type"),
-    ("int f(char **words) {}", "a pointer to pointers"),
+    ("int f(char ***words) {}", "a pointer to pointers to pointers"),
+    ("int f(char *const *words) {}", "strings whose pointers the function cannot change"),
+    ("int f(int **rows) {}", "rows of numbers"),
     ("unsigned char *f(int n) {}", "bytes, not a string"),
     ("struct P { int x; };\nstruct P f(int n) {}", "a struct"),
     ("int f(int (*g)(int)) {}", "a function pointer"),
@@ -423,6 +434,37 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "  char **w = words(3, &n);\n"
         '  assert(n == 3 && strcmp(w[0], "a") == 0 && w[1] == NULL && strcmp(w[2], "b") == 0);\n'
         "  free(w[0]); free(w[2]); free(w);\n  assert(none(&n) == NULL && n == 3);\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # a literal passed as `char *` to a function that leaves it alone (it was written
+        # back whole, and the test died writing to it: a right answer scored 0)
+        "#include <string.h>\nint length(char *s) { return (int)strlen(s); }",
+        'int main() { assert(length("leetcode") == 8); }',
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # arrays of strings go in; those the function changed come back as new strings,
+        # its pointers as it left them; a literal passed as `char *` is never written
+        "#include <stdbool.h>\n#include <string.h>\n#include <stdlib.h>\n"
+        "bool has(char *s, char **words, int n) {\n"
+        "  for (int i = 0; i < n; i++) if (words[i] && !strcmp(words[i], s)) return true;\n"
+        "  return false;\n}\n"
+        "static int order(const void *a, const void *b) {\n"
+        "  return strcmp(*(char *const *)a, *(char *const *)b); }\n"
+        "void sort_words(const char **words, int n) {"
+        " qsort(words, n, sizeof *words, order); }\n"
+        "void shout(char **words, int n) { for (int i = 0; i < n; i++) words[i][0] -= 32; }\n",
+        "#include <string.h>\nint main() {\n"
+        '  char *dict[] = {"leet", NULL, "code"};\n'
+        '  assert(has("code", dict, 3) && !has("cod", dict, 3) && dict[1] == NULL);\n'
+        '  const char *w[] = {"pear", "apple", "fig"};\n  const char *fig = w[2];\n'
+        "  sort_words(w, 3);\n"
+        '  assert(!strcmp(w[0], "apple") && !strcmp(w[1], "fig") && !strcmp(w[2], "pear"));\n'
+        '  char a[] = "ab", b[] = "cd";\n  char *both[] = {a, b};\n  shout(both, 2);\n'
+        '  assert(!strcmp(both[0], "Ab") && !strcmp(both[1], "Cd") && fig != 0);\n}\n',
         1.0,
         "passed",
         "",

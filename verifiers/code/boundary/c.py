@@ -9,12 +9,16 @@ stub for every function it takes from the program, generated from the program's
 signature, that sends the arguments to the program's sandbox and returns what comes back.
 
 What crosses: integers, ``bool``, floating point (as a double), strings (``char *``,
-``const char *``) and arrays of numbers (``int *``, ``const double *``, ``int a[]``;
-NULL too). A pointer argument goes with as much as the test's object holds where the
-compiler knows its size at the call (the stubs are always inlined), never a length the
-program's signature names, which could make the test's side send memory past the test's
-array; one it cannot size is the reference's error. A non-const one is written back
-within the same bounds (C's output parameters: ``int *count``, ``char out[16]``). A
+``const char *``), arrays of numbers (``int *``, ``const double *``, ``int a[]``; NULL
+too) and arrays of strings (``char **``, ``const char **``). A pointer argument goes
+with as much as the test's object holds where the compiler knows its size at the call
+(the stubs are always inlined), never a length the program's signature names, which
+could make the test's side send memory past the test's array; one it cannot size is the
+reference's error. A non-const one is written back within the same bounds (C's output
+parameters: ``int *count``, ``char out[16]``), from the first character or item that
+changed: a literal the test passed as ``char *`` to a function that leaves it alone is
+never written. A string the function changed in an array of strings is a new string in
+the test's array (the test's own strings may be literals). A
 returned pointer into a string argument (``reverse(s)`` returning ``s``) is that
 argument's buffer on the test's side. A returned array (of numbers, or of strings:
 ``char **``) crosses when the function has LeetCode's ``int *returnSize`` parameter: as
@@ -130,6 +134,8 @@ class CType:
         if self.kind is Kind.STRING:
             return "char *" if self.written else "const char *"
         if self.kind is Kind.ARRAY and self.item is not None:
+            if self.item.kind is Kind.STRING:  # `char **` or `const char **`, as declared
+                return "const char **" if "const" in self.text else "char **"
             return f"{self.item.local()} *"
         return " ".join(w for w in self.text.split() if w != "const")
 
@@ -196,7 +202,8 @@ _STRINGS = re.compile(r"(?:const\s*)?char\s*\*\s*\*")
 
 
 def _string_array(text: str | None) -> CType | None:
-    """An array of strings (``char **``), which only a returned array may be."""
+    """An array of strings (``char **``, ``const char **``): its pointers are the
+    function's to change (a string written back is a new one on the test's side)."""
     if text is None or not _STRINGS.fullmatch(text.strip()):
         return None
     return CType(text, Kind.ARRAY, written=True, item=CType("char *", Kind.STRING, written=True))
@@ -209,6 +216,8 @@ def _ctype(text: str | None, result: bool) -> CType | None:
     if result and text == "void":
         return CType(text, Kind.VOID)
     words = declarations.WORD.findall(text)
+    if not result and _string_array(text) is not None:
+        return _string_array(text)
     if any(w not in TYPE_WORDS for w in words) or text.count("*") > 1:
         return None
     if "*" in text:
@@ -405,7 +414,7 @@ def _stub(index: int, signature: Signature) -> str:
 def _array_in(i: int, param: CType) -> list[str]:
     """The program's side of array argument ``i``: NULL, or its items in a new array."""
     assert param.item is not None
-    item = _decode(param.item.kind, f"a{i}[referee_k]", param.item.local(), "in")
+    item = _item_get(param.item, f"a{i}[referee_k]", "in")
     return [
         f"referee_size c{i} = 0; a{i} = 0;",
         f"if (referee_get_bool(in)) {{ c{i} = referee_get_count(in);"
@@ -418,7 +427,7 @@ def _array_out(i: int, param: CType, writer: str) -> str:
     """Array argument ``i`` (its ``c{i}`` items) written to ``writer``: sent by the test,
     or sent back by the program."""
     assert param.item is not None
-    item = _encode(param.item.kind, f"a{i}[referee_k]", writer)
+    item = _item_put(param.item, f"a{i}[referee_k]", writer)
     return (
         f"referee_put_bool({writer}, a{i} != 0); if (a{i} != 0) {{"
         f" referee_put_u64({writer}, c{i});"
@@ -431,6 +440,12 @@ def _array_back(i: int, param: CType) -> str:
     function left them, exactly as many as the test passed."""
     assert param.item is not None
     item = _decode(param.item.kind, f"a{i}[referee_k]", param.item.local(), "&call.in")
+    if param.item.kind is Kind.STRING:  # a string the function changed is a new one
+        got = _item_get(param.item, "referee_t", "&call.in")
+        item = (
+            f"{{ char *referee_t = 0; {got} if (referee_same(a{i}[referee_k], referee_t))"
+            f" referee_libc_free(referee_t); else a{i}[referee_k] = referee_t; }}"
+        )
     return (
         f'if (referee_get_bool(&call.in) != (a{i} != 0)) referee_broken("{_OTHER_ARRAY}");'
         f" if (a{i} != 0) {{ if (referee_get_count(&call.in) != c{i})"
@@ -442,20 +457,36 @@ def _array_back(i: int, param: CType) -> str:
 _OTHER_ARRAY = "an array written back of another length"
 
 
+def _item_put(item: CType, value: str, writer: str) -> str:
+    """A statement writing an array's item ``value`` (a number, or a string: NULL or its
+    characters) to ``writer``."""
+    if item.kind is Kind.STRING:
+        return (
+            f"{{ const char *referee_s = {value}; referee_put_bool({writer}, referee_s != 0);"
+            f" if (referee_s != 0) referee_put_bytes({writer}, referee_s,"
+            " referee_length(referee_s)); }"
+        )
+    return _encode(item.kind, value, writer)
+
+
+def _item_get(item: CType, target: str, reader: str) -> str:
+    """A statement reading an array's item from ``reader`` into ``target`` (a string
+    into storage of its own)."""
+    if item.kind is Kind.STRING:
+        return (
+            f"{{ referee_size referee_s = 0; {target} = referee_get_bool({reader}) ?"
+            f" referee_get_bytes({reader}, &referee_s) : 0; }}"
+        )
+    return _decode(item.kind, target, item.local(), reader)
+
+
 def _counted_out(returns: CType) -> str:
     """The program's side of a returned array: NULL, or as many of its items as its
     ``returnSize`` says after the call (a count the program got wrong reads its own
     memory, never the test's)."""
     assert returns.item is not None and returns.counted_by is not None
     k = returns.counted_by
-    if returns.item.kind is Kind.STRING:
-        item = (
-            "{ const char *referee_s = result[referee_k];"
-            " referee_put_bool(out, referee_s != 0); if (referee_s != 0)"
-            " referee_put_bytes(out, referee_s, referee_length(referee_s)); }"
-        )
-    else:
-        item = _encode(returns.item.kind, "result[referee_k]", "out")
+    item = _item_put(returns.item, "result[referee_k]", "out")
     return (
         f"{{ referee_size referee_n = a{k} != 0 && c{k} > 0 && a{k}[0] > 0 ?"
         f" (referee_size)a{k}[0] : 0; referee_put_bool(out, result != 0);"
@@ -468,13 +499,7 @@ def _counted_in(returns: CType) -> str:
     """The test's side of a returned array: NULL, or its items in an array of the test's
     own, allocated like the program's (the test frees it)."""
     assert returns.item is not None
-    if returns.item.kind is Kind.STRING:
-        item = (
-            "{ referee_size referee_s = 0; result[referee_k] = referee_get_bool(&call.in) ?"
-            " referee_get_bytes(&call.in, &referee_s) : 0; }"
-        )
-    else:
-        item = _decode(returns.item.kind, "result[referee_k]", returns.item.local(), "&call.in")
+    item = _item_get(returns.item, "result[referee_k]", "&call.in")
     return (
         "if (referee_get_bool(&call.in)) {"
         " referee_size referee_n = referee_get_count(&call.in);"
