@@ -414,43 +414,55 @@ def _stub(index: int, signature: Signature) -> str:
 def _array_in(i: int, param: CType) -> list[str]:
     """The program's side of array argument ``i``: NULL, or its items in a new array."""
     assert param.item is not None
-    item = _item_get(param.item, f"a{i}[referee_k]", "in")
-    return [
-        f"referee_size c{i} = 0; a{i} = 0;",
-        f"if (referee_get_bool(in)) {{ c{i} = referee_get_count(in);"
-        f" a{i} = ({param.local()})referee_array(c{i}, sizeof *a{i});"
-        f" for (referee_size referee_k = 0; referee_k < c{i}; ++referee_k) {item} }}",
-    ]
+    items = _items_in(f"a{i}", f"c{i}", param.local(), param.item, "in")
+    return [f"referee_size c{i} = 0; a{i} = 0;", items]
 
 
 def _array_out(i: int, param: CType, writer: str) -> str:
     """Array argument ``i`` (its ``c{i}`` items) written to ``writer``: sent by the test,
     or sent back by the program."""
     assert param.item is not None
-    item = _item_put(param.item, f"a{i}[referee_k]", writer)
-    return (
-        f"referee_put_bool({writer}, a{i} != 0); if (a{i} != 0) {{"
-        f" referee_put_u64({writer}, c{i});"
-        f" for (referee_size referee_k = 0; referee_k < c{i}; ++referee_k) {item} }}"
-    )
+    return _items_out(f"a{i}", f"c{i}", param.item, writer)
 
 
 def _array_back(i: int, param: CType) -> str:
     """The test's side of array argument ``i`` after the call: its items as the program's
     function left them, exactly as many as the test passed."""
     assert param.item is not None
-    item = _decode(param.item.kind, f"a{i}[referee_k]", param.item.local(), "&call.in")
     if param.item.kind is Kind.STRING:  # a string the function changed is a new one
         got = _item_get(param.item, "referee_t", "&call.in")
         item = (
             f"{{ char *referee_t = 0; {got} if (referee_same(a{i}[referee_k], referee_t))"
             f" referee_libc_free(referee_t); else a{i}[referee_k] = referee_t; }}"
         )
+    else:
+        item = _item_get(param.item, f"a{i}[referee_k]", "&call.in")
     return (
         f'if (referee_get_bool(&call.in) != (a{i} != 0)) referee_broken("{_OTHER_ARRAY}");'
         f" if (a{i} != 0) {{ if (referee_get_count(&call.in) != c{i})"
         f' referee_broken("{_OTHER_ARRAY}");'
         f" for (referee_size referee_k = 0; referee_k < c{i}; ++referee_k) {item} }}"
+    )
+
+
+def _items_in(array: str, count: str, local: str, item: CType, reader: str) -> str:
+    """A statement reading NULL, or a count (into ``count``) and as many items into a new
+    array, from ``reader`` into ``array`` (of type ``local``)."""
+    get = _item_get(item, f"{array}[referee_k]", reader)
+    return (
+        f"if (referee_get_bool({reader})) {{ {count} = referee_get_count({reader});"
+        f" {array} = ({local})referee_array({count}, sizeof *{array});"
+        f" for (referee_size referee_k = 0; referee_k < {count}; ++referee_k) {get} }}"
+    )
+
+
+def _items_out(array: str, count: str, item: CType, writer: str) -> str:
+    """A statement writing ``array``: NULL, or ``count`` and its first ``count`` items."""
+    put = _item_put(item, f"{array}[referee_k]", writer)
+    return (
+        f"referee_put_bool({writer}, {array} != 0); if ({array} != 0) {{"
+        f" referee_put_u64({writer}, {count});"
+        f" for (referee_size referee_k = 0; referee_k < {count}; ++referee_k) {put} }}"
     )
 
 
@@ -486,12 +498,10 @@ def _counted_out(returns: CType) -> str:
     memory, never the test's)."""
     assert returns.item is not None and returns.counted_by is not None
     k = returns.counted_by
-    item = _item_put(returns.item, "result[referee_k]", "out")
+    items = _items_out("result", "referee_n", returns.item, "out")
     return (
         f"{{ referee_size referee_n = a{k} != 0 && c{k} > 0 && a{k}[0] > 0 ?"
-        f" (referee_size)a{k}[0] : 0; referee_put_bool(out, result != 0);"
-        " if (result != 0) { referee_put_u64(out, referee_n);"
-        f" for (referee_size referee_k = 0; referee_k < referee_n; ++referee_k) {item} }} }}"
+        f" (referee_size)a{k}[0] : 0; {items} }}"
     )
 
 
@@ -499,13 +509,8 @@ def _counted_in(returns: CType) -> str:
     """The test's side of a returned array: NULL, or its items in an array of the test's
     own, allocated like the program's (the test frees it)."""
     assert returns.item is not None
-    item = _item_get(returns.item, "result[referee_k]", "&call.in")
-    return (
-        "if (referee_get_bool(&call.in)) {"
-        " referee_size referee_n = referee_get_count(&call.in);"
-        f" result = ({returns.local()})referee_array(referee_n, sizeof *result);"
-        f" for (referee_size referee_k = 0; referee_k < referee_n; ++referee_k) {item} }}"
-    )
+    items = _items_in("result", "referee_n", returns.local(), returns.item, "&call.in")
+    return f"{{ referee_size referee_n = 0; {items} }}"
 
 
 def _prologue(test: str) -> tuple[str, str]:
