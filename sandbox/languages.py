@@ -47,16 +47,18 @@ JAVA_CLASS_PATH = f"{RUNTIME_MOUNT}/java/*"
 
 def jvm_archive(compiler: str) -> str:
     """The JVM option that maps the runtime's archive of the classes ``compiler`` (javac,
-    kotlinc, scalac) loads (``scripts/build-runtime.sh``). With C1 only, a build in the
-    sandbox here took 0.68 s and takes 0.41 s (javac), 2.63 s and 1.72 s (kotlinc), 3.17 s
-    and 1.95 s (scalac). A JVM without it (no runtime) or that cannot use it (another JDK
-    or compiler) starts as before, saying nothing."""
+    kotlinc, scalac) loads (``scripts/build-runtime.sh``). A build of a small program in
+    the sandbox here takes 0.54 s with it and 0.78 s without (javac), 2.05 s and 2.71 s
+    (kotlinc), 2.13 s and 3.34 s (scalac) (``python -m bench.builds``). A JVM without it
+    (no runtime) or that cannot use it (another JDK or compiler) starts as before, saying
+    nothing."""
     return f"-J-XX:SharedArchiveFile={RUNTIME_MOUNT}/jdk/{compiler}.jsa"
 CPP_INCLUDE = f"{RUNTIME_MOUNT}/cpp/include"
 """On the C++ build's include path: ``<bits/stdc++.h>`` precompiled for that build's flags
-(``scripts/build-runtime.sh``), which g++ takes in place of parsing the header (~2 s of
-a ~2.3 s build) when the program includes it first and its flags agree, and ignores
-otherwise; it holds no header, so it changes no include."""
+(``scripts/build-runtime.sh``), which g++ takes in place of parsing the header (a build
+that includes it: 0.52 s with it, 2.16 s without, ``python -m bench.builds``) when the
+program includes it first and its flags agree, and ignores otherwise; it holds no
+header, so it changes no include."""
 GO_ENV = {
     "GOCACHE": "/work/.gocache",
     "GOPATH": "/work/go",
