@@ -326,6 +326,21 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "passed",
         "",
     ),
+    (  # a call in the test's package-level initialisation, before its main (the
+        # harness opened the channel in main: the test ended with no verdict, an error)
+        "package main\nfunc Add(a, b int) int { return a + b }",
+        'var sum = Add(2, 3)\nfunc main() { if sum != 5 { panic("fail") } }',
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # and a wrong answer there fails
+        "package main\nfunc Add(a, b int) int { return a - b }",
+        'var sum = Add(2, 3)\nfunc main() { if sum != 5 { panic("fail") } }',
+        0.0,
+        "wrong_answer",
+        "the test panicked: fail",
+    ),
     (  # Go 1.21's builtins are the program's when it declares them
         "package main\nfunc max(a, b int) int { if a > b { return a }; return b }",
         'func main() { if max(2, 7) != 7 { panic("fail") } }',

@@ -618,6 +618,7 @@ func (c *referee_call) unsupported() {
 func (c *referee_call) exchange() {
 	var body []byte
 	var more bool // false: the program is gone (the call could not be sent, or no reply)
+	referee_start()
 	func() {
 		// one call on the channel at a time: a test may call from goroutines
 		referee_channel_lock.Lock()
@@ -835,7 +836,13 @@ func referee_guard(t interface {
 	}
 }
 
-func referee_start() {
+// Read the key and open the channel, once: from the test's main, or from the first
+// call, which may come before it (a test's package-level `var r = F(3)` runs first).
+func referee_start() { referee_start_once.Do(referee_open) }
+
+var referee_start_once referee_sync.Once
+
+func referee_open() {
 	referee_read_key()
 	referee_in = referee_channel("REFEREE_CHANNEL_IN", "referee-in")
 	referee_out = referee_channel("REFEREE_CHANNEL_OUT", "referee-out")
