@@ -53,6 +53,8 @@ def jvm_archive(compiler: str) -> str:
     (no runtime) or that cannot use it (another JDK or compiler) starts as before, saying
     nothing."""
     return f"-J-XX:SharedArchiveFile={RUNTIME_MOUNT}/jdk/{compiler}.jsa"
+
+
 CPP_INCLUDE = f"{RUNTIME_MOUNT}/cpp/include"
 """On the C++ build's include path: ``<bits/stdc++.h>`` precompiled for that build's flags
 (``scripts/build-runtime.sh``), which g++ takes in place of parsing the header (a build
