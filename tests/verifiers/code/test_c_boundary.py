@@ -93,8 +93,9 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
         "int* twoSum(int* nums, int numsSize, int target, int* returnSize) { return 0; }\n"
         "char **names(int n, int* returnSize) { return 0; }\n"
         "int counts(char **a, const char** b) { return 0; }\n"
+        "int **rows(int* returnSize, int** returnColumnSizes) { return 0; }\n"
         "double *halves(const int *a, int n, long *returnSize) { return 0; }",
-        "twoSum(); names(); counts(); halves();",
+        "twoSum(); names(); counts(); rows(); halves();",
         [
             S(
                 "twoSum",
@@ -121,6 +122,18 @@ SIGNATURES: list[tuple[str, str, list[Signature]]] = [
                 ),
             ),
             S(
+                "rows",
+                CType(
+                    "int **",
+                    Kind.ARRAY,
+                    written=True,
+                    item=CType("int *", Kind.ARRAY, written=True, item=INT),
+                    counted_by=0,
+                    columns_by=1,
+                ),
+                (INTS, CType("int**", Kind.COLUMNS, written=True)),
+            ),
+            S(
                 "halves",
                 CType("double *", Kind.ARRAY, written=True, item=DOUBLE, counted_by=2),
                 (
@@ -145,7 +158,9 @@ UNSUPPORTED = [
     ("int *f(int *size) {}", "a returned array whose length is not LeetCode's returnSize"),
     ("int *f(const int *returnSize) {}", "a returnSize the function cannot write"),
     ("int *f(double *returnSize) {}", "a returnSize that is no integer"),
-    ("int **f(int *returnSize, int **returnColumnSizes) {}", "rows of columns"),
+    ("int **f(int *returnSize) {}", "rows whose lengths are nowhere"),
+    ("int **f(int *returnSize, int **columns) {}", "lengths not where LeetCode leaves them"),
+    ("char ***f(int *returnSize, int **returnColumnSizes) {}", "rows of strings"),
     ("char **f(int n) {}", "strings whose count is nowhere"),
     ("int f(int a[2][3]) {}", "an array of two dimensions"),
     ("int f(void *p) {}", "a pointer to no type"),
@@ -465,6 +480,27 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         '  assert(!strcmp(w[0], "apple") && !strcmp(w[1], "fig") && !strcmp(w[2], "pear"));\n'
         '  char a[] = "ab", b[] = "cd";\n  char *both[] = {a, b};\n  shout(both, 2);\n'
         '  assert(!strcmp(both[0], "Ab") && !strcmp(both[1], "Cd") && fig != 0);\n}\n',
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # LeetCode's returned rows: each row as long as returnColumnSizes says, and that
+        # array the test's own (the test frees them all); one the program left NULL
+        "#include <stdlib.h>\n"
+        "int **subsets(int *nums, int numsSize, int *returnSize, int **returnColumnSizes) {\n"
+        "  int total = 1 << numsSize, **out = malloc(total * sizeof *out);\n"
+        "  *returnColumnSizes = malloc(total * sizeof **returnColumnSizes);\n"
+        "  for (int m = 0; m < total; m++) { int c = 0; out[m] = malloc(8 * sizeof **out);\n"
+        "    for (int i = 0; i < numsSize; i++) if (m >> i & 1) out[m][c++] = nums[i];\n"
+        "    (*returnColumnSizes)[m] = c; }\n  *returnSize = total; return out;\n}\n"
+        "int **bare(int *returnSize, int **returnColumnSizes) {\n"
+        "  static int row[] = {1}; static int *rows[] = {row};\n"
+        "  *returnSize = 1; *returnColumnSizes = NULL; return rows;\n}\n",
+        "#include <stdlib.h>\nint main() {\n  int nums[] = {1, 2}, n = 0, *cols = 0;\n"
+        "  int **r = subsets(nums, 2, &n, &cols);\n"
+        "  assert(n == 4 && cols[0] == 0 && cols[3] == 2 && r[3][0] == 1 && r[3][1] == 2);\n"
+        "  for (int i = 0; i < n; i++) free(r[i]);\n  free(r); free(cols);\n"
+        "  r = bare(&n, &cols);\n  assert(n == 1 && cols == NULL && r != NULL);\n}\n",
         1.0,
         "passed",
         "",

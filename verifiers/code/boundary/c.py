@@ -23,10 +23,11 @@ returned pointer into a string argument (``reverse(s)`` returning ``s``) is that
 argument's buffer on the test's side. A returned array (of numbers, or of strings:
 ``char **``) crosses when the function has LeetCode's ``int *returnSize`` parameter: as
 many items as it holds after the call, in an array the test's side allocates (the test
-may ``free`` it, and each string). Any other returned array
-(its length is nowhere), a pointer to pointers (LeetCode's ``returnColumnSizes``), a
-struct or a function pointer in a signature the test uses is `Refused` (flag
-``unsupported_signature``).
+may ``free`` it, and each string); so do rows of numbers (``int **``) when it also has
+``int **returnColumnSizes``: each row as long as the array the function leaves there
+says, and that array the test's own. Any other returned array (its length is nowhere),
+another pointer to pointers, a struct or a function pointer in a signature the test uses
+is `Refused` (flag ``unsupported_signature``).
 
 A stub must not stand in for a library function: stubs are ``static`` and come after
 the test's, the program's and the C standard's headers (the test's include lines are
@@ -113,6 +114,9 @@ class Kind(Enum):
     FLOAT = "float"
     STRING = "string"
     ARRAY = "array"
+    COLUMNS = "columns"
+    """LeetCode's ``int **returnColumnSizes``: where the function leaves the lengths of
+    the rows it returns (`CType.columns_by`)."""
 
 
 @dataclass(frozen=True)
@@ -128,11 +132,16 @@ class CType:
     counted_by: int | None = None
     """A returned array's: the parameter (LeetCode's ``int *returnSize``) whose first
     item, after the call, is its length."""
+    columns_by: int | None = None
+    """A returned array of rows': the parameter (``int **returnColumnSizes``, `Kind.COLUMNS`)
+    through which the function leaves an array of the rows' lengths."""
 
     def local(self) -> str:
         """The type of a variable holding such a value (top-level ``const`` dropped)."""
         if self.kind is Kind.STRING:
             return "char *" if self.written else "const char *"
+        if self.kind is Kind.COLUMNS:
+            return "int **"
         if self.kind is Kind.ARRAY and self.item is not None:
             if self.item.kind is Kind.STRING:  # `char **` or `const char **`, as declared
                 return "const char **" if "const" in self.text else "char **"
@@ -164,9 +173,11 @@ def signatures(code: str, test: str, setup: str = "") -> list[Signature]:
 def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> Signature:
     name = definition.name
     params = []
-    for text in declarations.params(definition.params, name):
+    names = declarations.param_names(definition.params)
+    for text, named in zip(declarations.params(definition.params, name), names, strict=False):
         pointer = _ARRAY_PARAMETER.sub(r"\1 *", text)  # `int a[]` is `int *a`
-        param = _ctype(declarations.resolved(pointer, aliases, TYPE_WORDS), result=False)
+        resolved = declarations.resolved(pointer, aliases, TYPE_WORDS)
+        param = _ctype(resolved, result=False) or _columns(resolved, named)
         if param is None:
             raise Refused(_UNSUPPORTED, f"{name}: a parameter of type {text!r}")
         params.append(param)
@@ -181,7 +192,7 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
 def _counted(text: str | None, params: list[CType], declared: str) -> CType | None:
     """A returned array whose length the function writes to its ``returnSize`` (an
     integer pointer: LeetCode's convention for C), or None."""
-    array = _ctype(text, result=False) or _string_array(text)
+    array = _ctype(text, result=False) or _string_array(text) or _rows(text, params)
     if array is None or array.kind is not Kind.ARRAY:
         return None
     names = declarations.param_names(declared)
@@ -191,6 +202,25 @@ def _counted(text: str | None, params: list[CType], declared: str) -> CType | No
     return None
 
 
+def _columns(text: str | None, name: str) -> CType | None:
+    """LeetCode's ``int **returnColumnSizes`` (`Kind.COLUMNS`), or None."""
+    if name != "returnColumnSizes" or text is None or not _COLUMNS.fullmatch(text.strip()):
+        return None
+    return CType(text, Kind.COLUMNS, written=True)
+
+
+def _rows(text: str | None, params: list[CType]) -> CType | None:
+    """A returned array of rows of numbers (``int **``), when the function has LeetCode's
+    ``returnColumnSizes`` for their lengths; None otherwise."""
+    if text is None or text.count("*") != 2:
+        return None
+    columns = [i for i, param in enumerate(params) if param.kind is Kind.COLUMNS]
+    row = _ctype(text[: text.rindex("*")].strip(), result=False)
+    if not columns or row is None or row.kind is not Kind.ARRAY:
+        return None
+    return CType(text, Kind.ARRAY, written=True, item=row, columns_by=columns[0])
+
+
 def _is_count(param: CType) -> bool:
     """Whether ``param`` points to an integer the function may write."""
     item = param.item
@@ -198,6 +228,7 @@ def _is_count(param: CType) -> bool:
 
 
 _COUNTS = (Kind.SIGNED, Kind.UNSIGNED)
+_COLUMNS = re.compile(r"int\s*\*\s*\*")
 _STRINGS = re.compile(r"(?:const\s*)?char\s*\*\s*\*")
 
 
@@ -342,6 +373,8 @@ def _serving(index: int, signature: Signature) -> str:
             lines.append(f"referee_size l{i}; a{i} = referee_get_string(in, &l{i});")
         elif param.kind is Kind.ARRAY:
             lines += _array_in(i, param)
+        elif param.kind is Kind.COLUMNS:  # where the function leaves its rows' lengths
+            lines.append(f"int *w{i} = 0; a{i} = referee_get_bool(in) ? &w{i} : 0;")
         else:
             lines.append(_decode(param.kind, f"a{i}", param.local(), "in"))
     lines.append('referee_done(in, "a call with bytes left over");')
@@ -386,6 +419,8 @@ def _stub(index: int, signature: Signature) -> str:
             lines.append(f"referee_put_string(&call.out, a{i}, l{i});")
         elif param.kind is Kind.ARRAY:
             lines.append(_array_out(i, param, "&call.out"))
+        elif param.kind is Kind.COLUMNS:
+            lines.append(f"referee_put_bool(&call.out, a{i} != 0);")
         else:
             lines.append(_encode(param.kind, f"a{i}", "&call.out"))
     lines.append("referee_exchange(&call);")
@@ -498,7 +533,10 @@ def _counted_out(returns: CType) -> str:
     memory, never the test's)."""
     assert returns.item is not None and returns.counted_by is not None
     k = returns.counted_by
-    items = _items_out("result", "referee_n", returns.item, "out")
+    if returns.columns_by is not None:
+        items = _rows_out(returns, returns.columns_by)
+    else:
+        items = _items_out("result", "referee_n", returns.item, "out")
     return (
         f"{{ referee_size referee_n = a{k} != 0 && c{k} > 0 && a{k}[0] > 0 ?"
         f" (referee_size)a{k}[0] : 0; {items} }}"
@@ -509,8 +547,46 @@ def _counted_in(returns: CType) -> str:
     """The test's side of a returned array: NULL, or its items in an array of the test's
     own, allocated like the program's (the test frees it)."""
     assert returns.item is not None
+    if returns.columns_by is not None:
+        return _rows_in(returns, returns.columns_by)
     items = _items_in("result", "referee_n", returns.local(), returns.item, "&call.in")
     return f"{{ referee_size referee_n = 0; {items} }}"
+
+
+def _rows_out(returns: CType, j: int) -> str:
+    """The program's side of returned rows (``referee_n`` of them): NULL, or each row with
+    as many items as the function's ``returnColumnSizes`` array says (none for a row it
+    left no length for), and whether it left that array at all."""
+    assert returns.item is not None and returns.item.item is not None
+    row = _items_out("result[referee_r]", "referee_c", returns.item.item, "out")
+    return (
+        "referee_put_bool(out, result != 0); if (result != 0) {"
+        f" int *referee_w = a{j} != 0 ? *a{j} : 0; referee_put_u64(out, referee_n);"
+        " referee_put_bool(out, referee_w != 0);"
+        " for (referee_size referee_r = 0; referee_r < referee_n; ++referee_r) {"
+        " referee_size referee_c = referee_w != 0 && referee_w[referee_r] > 0 ?"
+        f" (referee_size)referee_w[referee_r] : 0; {row} }} }}"
+    )
+
+
+def _rows_in(returns: CType, j: int) -> str:
+    """The test's side of returned rows: NULL, or each row in an array of the test's own,
+    and their lengths in one more, which the test's ``returnColumnSizes`` then points to
+    (the test frees them all)."""
+    assert returns.item is not None and returns.item.item is not None
+    local = returns.item.local()
+    row = _items_in("result[referee_r]", "referee_c", local, returns.item.item, "&call.in")
+    return (
+        "{ int *referee_w = 0; if (referee_get_bool(&call.in)) {"
+        " referee_size referee_n = referee_get_count(&call.in);"
+        f" result = ({returns.local()})referee_array(referee_n, sizeof *result);"
+        " if (referee_get_bool(&call.in))"
+        " referee_w = (int *)referee_array(referee_n, sizeof *referee_w);"
+        " for (referee_size referee_r = 0; referee_r < referee_n; ++referee_r) {"
+        f" referee_size referee_c = 0; {row}"
+        " if (referee_w != 0) referee_w[referee_r] = (int)referee_c; } }"
+        f" if (a{j} != 0) *a{j} = referee_w; }}"
+    )
 
 
 def _prologue(test: str) -> tuple[str, str]:
