@@ -41,6 +41,12 @@ ENDINGS = [
         "#include <unistd.h>\nint main() { if (f(1) != 3) _exit(3); return 0; }",
         "exit status 3",
     ),
+    (  # a call in a namespace-scope initialisation, before main, ends the process
+        "cpp", "g++", "#include <vector>\nstd::vector<int> f(int x) { return {x}; }",
+        "#include <vector>\nstd::vector<int> f(int x) { return {x, 0, 0, 1}; }",
+        "#include <vector>\nstatic int r = f(1).at(3);\nint main() { return r == 1 ? 0 : 1; }",
+        "out_of_range",
+    ),
     (
         "javascript", "node", "function f(x) { return x + 1; }",
         "function f(x) { return x + 2; }",
@@ -67,7 +73,7 @@ ENDINGS = [
 @pytest.mark.parametrize(
     ("language", "tool", "wrong", "right", "test", "ending"),
     ENDINGS,
-    ids=[e[0] for e in ENDINGS],
+    ids=[f"{e[0]}-{i}" for i, e in enumerate(ENDINGS)],
 )
 def test_a_test_ending_its_own_process_fails_the_program(
     score_many: ScoreMany,

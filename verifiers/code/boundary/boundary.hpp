@@ -401,7 +401,7 @@ inline std::string json_text(const std::string& text) {
 inline char verdict_key[65];
 inline std::size_t verdict_key_size = 0;
 
-// Called first thing in the tests' main (a verdict may come before the test runs).
+// The verdict's key: the first line of stdin (see `start`).
 inline void read_verdict_key() {
     char c;
     while (verdict_key_size < sizeof verdict_key - 1 && ::read(0, &c, 1) == 1 && c != '\n')
@@ -432,8 +432,22 @@ inline void write_all(const std::string& text) {
     ::_exit(0);
 }
 
+inline bool started = false;
+
+// Read the key and say that the test's own code starts (a process ending after this with
+// no verdict ended in it), once: first thing in the tests' main, or at the first call,
+// which a test's namespace-scope initialisation (`static int r = f(1);`) makes before it.
+inline void start() {
+    if (started) return;
+    started = true;
+    read_verdict_key();
+    write_all("\n@@referee-verdict@@ " + std::string(verdict_key, verdict_key_size) +
+              " {\"started\": true}\n");
+}
+
 template <class R, class... A>
 R call(std::uint32_t index, const char* name, std::remove_reference_t<A>&... args) {
+    start();
     Writer request;
     request.raw(&index, sizeof index);
     (put(request, static_cast<const std::decay_t<A>&>(args)), ...);
@@ -501,9 +515,6 @@ inline int run_test(int (*test_main)(int, char**), int argc, char** argv) {
     std::signal(SIGPIPE, SIG_IGN);
     std::set_terminate([] { conclude(false, "the test ended by std::terminate"); });
     ::on_exit(on_exit_called, nullptr);
-    // the test's own code starts: a process ending after this with no verdict ended in it
-    write_all("\n@@referee-verdict@@ " + std::string(verdict_key, verdict_key_size) +
-              " {\"started\": true}\n");
     int status = 0;
     try {
         status = test_main(argc, argv);

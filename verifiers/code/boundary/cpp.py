@@ -178,7 +178,7 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
     source = (
         f'{base}{_includes(code)}#include "{HEADER}"\n{_usings(code)}{setup}\n{stubs}'
         f"{_ASSERTS}{native.rename_main(test, TEST_MAIN)}\n{probe}"
-        f"int main(int argc, char **argv) {{\n    referee_boundary::read_verdict_key();\n"
+        f"int main(int argc, char **argv) {{\n    referee_boundary::start();\n"
         f"{_FLUSH_COUT}{_probed(exported)}"
         "    return referee_boundary::run_test(\n"
         f"        reinterpret_cast<int (*)(int, char **)>(&{TEST_MAIN}), argc, argv);\n}}\n"
