@@ -192,7 +192,7 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
 def _counted(text: str | None, params: list[CType], declared: str) -> CType | None:
     """A returned array whose length the function writes to its ``returnSize`` (an
     integer pointer: LeetCode's convention for C), or None."""
-    array = _ctype(text, result=False) or _string_array(text) or _rows(text, params)
+    array = _ctype(text, result=False) or _rows(text, params)
     if array is None or array.kind is not Kind.ARRAY:
         return None
     names = declarations.param_names(declared)
@@ -247,8 +247,8 @@ def _ctype(text: str | None, result: bool) -> CType | None:
     if result and text == "void":
         return CType(text, Kind.VOID)
     words = declarations.WORD.findall(text)
-    if not result and _string_array(text) is not None:
-        return _string_array(text)
+    if not result and (strings := _string_array(text)) is not None:
+        return strings
     if any(w not in TYPE_WORDS for w in words) or text.count("*") > 1:
         return None
     if "*" in text:
