@@ -23,6 +23,7 @@ from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, java_source, js_source, kotlin_source, multipl_e
 from referee.verifiers.code.boundary import assembly, c, cpp, go, java, rust
+from referee.verifiers.code.boundary.sides import Sides
 from referee.verifiers.code.suite import Suite
 
 RESULT_MARK = "@@referee-result@@ "
@@ -87,9 +88,12 @@ class Plan:
     tester_alone: bool = False
     """The tester holds nothing of the program's (its build failing is the reference's
     fault); the compiled languages' hold stubs made from the program's signatures."""
+    test_lines: range | None = None
+    """The lines of the tester's main source holding the test's own text, where the
+    language's parse errors are the test's (`diagnostics`)."""
 
 
-_SPLIT: dict[str, Callable[[str, str, str], tuple[Program, Program]]] = {
+_SPLIT: dict[str, Callable[[str, str, str], Sides]] = {
     "c": c.programs,
     "cpp": cpp.programs,
     "go": go.programs,
@@ -112,8 +116,9 @@ def build_plan(suite: Suite, code: str, language: str, key: str) -> Plan:
         return Plan(Program(language=language, source=source), cases)
     split = _SPLIT.get(language)
     if split is not None:
-        program, tester = split(*multipl_e.finished(code, suite.test), suite.setup)
-        return Plan(program, [Case(stdin=f"{key}\n")], tester=tester, verdict_key=key)
+        sides = split(*multipl_e.finished(code, suite.test), suite.setup)
+        cases = [Case(stdin=f"{key}\n")]
+        return Plan(sides.program, cases, sides.tester, key, test_lines=sides.test_lines)
     if suite.kind == "function":
         driver = _CALL_DRIVER.format(
             name=suite.fn_name, mark=RESULT_MARK, unsupported=UNSUPPORTED_MARK

@@ -61,7 +61,12 @@ def closing(shadow: str, at: int) -> int:
 
 def blank(literal: re.Match[str]) -> str:
     """A matched comment or literal as spaces, its newlines kept (for ``re.sub``)."""
-    return _NOT_NEWLINE.sub(" ", literal.group())
+    return blanked(literal.group())
+
+
+def blanked(text: str) -> str:
+    """``text`` as spaces, its newlines kept."""
+    return _NOT_NEWLINE.sub(" ", text)
 
 
 def brace_depths(shadow: str) -> list[int]:

@@ -15,4 +15,5 @@ def finished(code: str, test: str) -> tuple[str, str]:
     closing = _CLOSING.match(test)
     if closing is None:
         return code, test
-    return f"{code}\n{closing.group().strip()}\n", test[closing.end() :]
+    kept = "\n" * closing.group().count("\n")  # a compiler's line numbers stay the test's
+    return f"{code}\n{closing.group().strip()}\n", kept + test[closing.end() :]

@@ -26,15 +26,34 @@ _LITERAL = re.compile(
     r'r(?P<hashes>#*)".*?"(?P=hashes)'  # raw string
     r'|b?"(?:[^"\\]|\\.)*"'  # string (may span lines)
     r"|b?'(?:[^'\\\n]|\\.)'"  # character (a lifetime 'a stays)
-    r"|//[^\n]*|/\*.*?(?:\*/|\Z)",
+    r"|//[^\n]*|/\*",  # a block comment: nested ones end where Rust ends them (`_closed`)
     re.S,
 )
+_COMMENT_EDGE = re.compile(r"/\*|\*/")
 _ITEM = re.compile(r"\b(?:struct|enum|union|trait|type|fn|const|static|mod)\s+([A-Za-z_]\w*)")
 
 
 def masked(code: str) -> str:
-    """``code`` with comments and literals blanked (newlines kept)."""
-    return _LITERAL.sub(identifiers.blank, code)
+    """``code`` with comments and literals blanked (newlines kept). Block comments nest
+    in Rust: ``/* /* */ fn f() */`` is one comment, ``fn f`` no item of the program's
+    (nor, copied out, an unclosed comment in the test's build)."""
+    parts, at = [], 0
+    while (found := _LITERAL.search(code, at)) is not None:
+        end = _closed(code, found.end()) if found.group() == "/*" else found.end()
+        parts += [code[at : found.start()], identifiers.blanked(code[found.start() : end])]
+        at = end
+    return "".join([*parts, code[at:]])
+
+
+def _closed(code: str, at: int) -> int:
+    """Where the block comment whose ``/*`` ends at ``at`` ends (the end of ``code`` if
+    it never does)."""
+    depth = 1
+    for edge in _COMMENT_EDGE.finditer(code, at):
+        depth += 1 if edge.group() == "/*" else -1
+        if depth == 0:
+            return edge.end()
+    return len(code)
 
 
 def item_names(code: str) -> list[str]:

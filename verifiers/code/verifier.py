@@ -20,7 +20,16 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from referee.sandbox import Case, CaseOutcome, CompileStatus, Limits, RunReport, Sandbox, languages
+from referee.sandbox import (
+    Case,
+    CaseOutcome,
+    CompileOutcome,
+    CompileStatus,
+    Limits,
+    RunReport,
+    Sandbox,
+    languages,
+)
 from referee.verifiers.base import (
     RUNS_SHARE,
     ItemInvalid,
@@ -35,6 +44,7 @@ from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_sco
 from referee.verifiers.code.boundary.declarations import Refused
 from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
+from referee.verifiers.code.diagnostics import reference_parse_error
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
 from referee.verifiers.code.harness import Plan, build_plan, check_supported
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
@@ -218,7 +228,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
                 report = require_ok(self._sandbox_run(plan, part, limits, deadline))
             except ValueError as exc:
                 raise ItemInvalid("invalid_params", f"params.language: {exc}") from None
-            failed = _failed_build(report, plan.tester_alone)
+            failed = _failed_build(report, plan)
             if failed is not None:
                 return [], failed, False
             start = len(outcomes)
@@ -318,22 +328,39 @@ _FailedBuild = tuple[CompileStatus, str, str]
 """A build that failed: its status, the compiler's text (its end) and what it means."""
 
 
-def _failed_build(report: RunReport, tester_alone: bool) -> _FailedBuild | None:
+def _failed_build(report: RunReport, plan: Plan) -> _FailedBuild | None:
     """The program's failed build, else the tests' (a linked run's peer, built with the
     program's functions), else None. A tests' build with nothing of the program's in it
     (``tester_alone``) is never the program's 0: its error is the reference's
-    (`ItemInvalid`), its running out of time the item's (`ItemTimeout`)."""
+    (`ItemInvalid`), its running out of time the item's (`ItemTimeout`); nor is one that
+    the program's side built for, whose parser stopped in the test's own lines."""
     peer = report.peer_compile
-    if tester_alone and peer is not None and peer.status is CompileStatus.ERROR:
+    if plan.tester_alone and peer is not None and peer.status is CompileStatus.ERROR:
         text = peer.output[-COMPILE_OUTPUT_CHARS:]
         raise ItemInvalid("invalid_reference", f"reference: the test does not compile: {text}")
     sides = [(report.compile, "the program does not compile")]
-    if not tester_alone:
+    if not plan.tester_alone:
         sides.append((peer, "the test does not compile with the program's functions"))
     for compiled, meaning in sides:
         if compiled is not None and compiled.status in (CompileStatus.ERROR, CompileStatus.TIMEOUT):
+            if compiled is peer:
+                _require_test_parses(peer, plan)
             text = compiled.output[-COMPILE_OUTPUT_CHARS:] or f"compile {compiled.status.value}"
             return compiled.status, text, meaning
     if peer is not None and peer.status is CompileStatus.TIMEOUT:
         raise ItemTimeout("the tests' build ran out of time")
     return None
+
+
+def _require_test_parses(peer: CompileOutcome, plan: Plan) -> None:
+    """Raise `ItemInvalid` when the tests' failed build (the program's built) stopped at
+    parse errors in the test's own lines: no program makes that test build."""
+    if plan.tester is None or plan.test_lines is None or peer.status is not CompileStatus.ERROR:
+        return
+    found = reference_parse_error(plan.tester.language, peer.output, plan.test_lines)
+    if found is not None:
+        lines = plan.test_lines
+        where = f"its line {found.line - lines.start + 1}" if found.line in lines else "its end"
+        raise ItemInvalid(
+            "invalid_reference", f"reference.test: does not parse ({where}: {found.message})"
+        )

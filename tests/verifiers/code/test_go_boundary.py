@@ -104,7 +104,7 @@ def test_the_tests_side_imports_what_it_uses() -> None:
         'import "math"\nfunc main() {\n\tif f() != 1 { panic(fmt.Sprint(str.ToUpper("x"),'
         " math.Pi)) }\n\t// sort.Ints\n\tos.Exit(0)\n}"
     )
-    source = go.tester(code, "", test, signatures(code, test)).source
+    source = go.tester(code, "", test, signatures(code, test))[0].source
     imports = source[source.index("import (") : source.index(")")]
     assert imports.split() == ["import", "(", '"math"', '"fmt"']
     assert "referee_exit(0)" in source and "os.Exit" not in source
@@ -129,7 +129,7 @@ def test_the_programs_unused_imports_are_dropped() -> None:
 
 def test_go_tests_shape_is_built_by_go_test() -> None:
     test = 'import "testing"\nfunc TestF(t *testing.T) { if f() != 1 { t.Error("no") } }'
-    built = go.tester("func f() int { return 1 }", "", test, [])
+    built, _ = go.tester("func f() int { return 1 }", "", test, [])
     assert built.language == "go_test" and "referee_run_tests(m.Run)" in built.source
 
 

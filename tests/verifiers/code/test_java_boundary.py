@@ -115,7 +115,7 @@ def test_a_test_of_neither_shape_is_the_references_fault() -> None:
 
 def test_the_tests_system_exit_is_the_harness_s() -> None:
     test = "public class Main {\n    public static void main(String[] a) { System.exit(3); }\n}\n"
-    source = java.tester("class S {}", "", test, [], None).source
+    source = java.tester("class S {}", "", test, [], None)[0].source
     assert "RefereeBoundary.exit(3)" in source and "class RefereeTestMain" in source
 
 

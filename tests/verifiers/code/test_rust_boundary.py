@@ -134,7 +134,7 @@ def test_the_tests_side_takes_the_programs_uses_as_a_glob() -> None:
         "use std::fmt::Result;\nuse std::collections::VecDeque as Vec;\nfn f() -> i32 { 1 }"
     )
     test = "use std::collections::HashMap;\nfn main() { std::process::exit(f()); }"
-    source = rust.tester(code, "", test, signatures(code, test)).source
+    source = rust.tester(code, "", test, signatures(code, test))[0].source
     assert "pub use std::collections::HashMap;\n    pub use std::io::{self, Read};\n}" in source
     assert "use referee_program_uses::*;" in source and "crate::x" not in source
     # a rename, or a prelude name a glob would shadow, is the program's own

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from referee.sandbox import CompileOutcome, CompileStatus, RunReport
+from referee.sandbox import CompileOutcome, CompileStatus, Program, RunReport
 from referee.verifiers import Result, Status
 from referee.verifiers.base import ItemInvalid, ItemTimeout
 from referee.verifiers.code.boundary import assembly
+from referee.verifiers.code.harness import Plan
 from referee.verifiers.code.verifier import _failed_build
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
 
@@ -112,11 +113,12 @@ def test_whose_failed_build_it_is(
 ) -> None:
     """A tests' build with nothing of the program's in it is never the program's 0."""
     report = RunReport(compile=_built(program), peer_compile=_built(tests))
+    plan = Plan(Program(language="c", source=""), [], tester_alone=alone)
     if isinstance(outcome, type):
         with pytest.raises(outcome):
-            _failed_build(report, alone)
+            _failed_build(report, plan)
     else:
-        failed = _failed_build(report, alone)
+        failed = _failed_build(report, plan)
         assert (failed[2] if failed else None) == outcome
 
 

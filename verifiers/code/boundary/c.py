@@ -51,6 +51,7 @@ from referee.sandbox import Program
 from referee.verifiers.code import native
 from referee.verifiers.code.boundary import declarations
 from referee.verifiers.code.boundary.declarations import ZEROED, Refused
+from referee.verifiers.code.boundary.sides import Sides
 
 HEADER = "referee_boundary.h"
 TEST_MAIN = "referee_test_main"
@@ -272,10 +273,10 @@ def _ctype(text: str | None, result: bool) -> CType | None:
     return CType(text, Kind.UNSIGNED if _UNSIGNED & set(plain) else Kind.SIGNED)
 
 
-def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`."""
     exported = signatures(code, test, setup)
-    return program(code, setup, exported), tester(code, setup, test, exported)
+    return Sides(program(code, setup, exported), tester(code, setup, test, exported))
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:

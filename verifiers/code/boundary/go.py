@@ -43,6 +43,7 @@ from referee.sandbox import Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, identifiers
 from referee.verifiers.code.boundary.declarations import UNSUPPORTED, Refused
+from referee.verifiers.code.boundary.sides import Sides, lines_after
 
 HARNESS = "referee_boundary.go"
 SERVING = "zz_referee_serve.go"
@@ -242,11 +243,11 @@ def _split(text: str) -> list[str]:
     return [*parts, text[last:]]
 
 
-def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
     `ItemInvalid` for a test of no shape it runs."""
     exported = signatures(code, test, setup)
-    return program(code, setup, exported), tester(code, setup, test, exported)
+    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
@@ -260,13 +261,13 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
     return Program(language="go", source=go_source.as_command(code), files=files)
 
 
-def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Program:
-    """The test's side: the test's imports and those of the program's standard ones it
-    uses, a stub for every ``exported`` function, then ``test``: with its ``main`` run by
-    ``referee_run_test``, or, for `go test`'s shape (MultiPL-E's: ``func TestX(t
-    *testing.T)`` and no ``main``), built by ``go test`` with a ``TestMain`` whose status
-    is the verdict (``referee_run_tests``). Raises `ItemInvalid` for a test of neither
-    shape."""
+def tester(code: str, setup: str, test: str, exported: list[Signature]) -> tuple[Program, range]:
+    """The test's side (and the lines of its source that hold the test): the test's imports
+    and those of the program's standard ones it uses, a stub for every ``exported``
+    function, then ``test``: with its ``main`` run by ``referee_run_test``, or, for `go
+    test`'s shape (MultiPL-E's: ``func TestX(t *testing.T)`` and no ``main``), built by ``go
+    test`` with a ``TestMain`` whose status is the verdict (``referee_run_tests``). Raises
+    `ItemInvalid` for a test of neither shape."""
     own_imports, body = _leading_imports(test)
     body = _exits_rewritten(body)
     renamed, count = _MAIN.subn(f"func {TEST_MAIN}()", body, count=1)
@@ -283,9 +284,10 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Progr
     shadow = go_source.masked(f"{body}\n{tail}")
     imports = _imports_used([*own_imports, *_std_imports(code)], shadow)
     stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
-    source = f"package main\n\n{imports}{stubs}\n{renamed}\n\n{tail}"
+    above = f"package main\n\n{imports}{stubs}\n"
     files = {HARNESS: _harness(), **_setup(setup)}
-    return Program(language=language, source=source, files=files)
+    built = Program(language=language, source=f"{above}{renamed}\n\n{tail}", files=files)
+    return built, lines_after(above, renamed)
 
 
 def _guarded(test: str) -> str:
@@ -351,7 +353,7 @@ def _value_type(param: str) -> str:
 
 def _leading_imports(test: str) -> tuple[list[tuple[str, str]], str]:
     """The import declarations a test begins with (after a package clause, dropped), and
-    the rest of it."""
+    the rest of it, on the lines it had."""
     shadow = go_source.masked(test)
     package = _PACKAGE.match(shadow)
     at = package.end() if package else 0
@@ -365,7 +367,7 @@ def _leading_imports(test: str) -> tuple[list[tuple[str, str]], str]:
         end = _import_end(shadow, test, found.end())
         specs += _specs(test[found.end() : end])
         at = end
-    return specs, test[at:]
+    return specs, "\n" * test[:at].count("\n") + test[at:]  # the test's lines kept
 
 
 def _import_end(shadow: str, text: str, at: int) -> int:

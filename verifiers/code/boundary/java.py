@@ -38,6 +38,7 @@ from referee.sandbox import Program, toolchains
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import identifiers, java_source
 from referee.verifiers.code.boundary.declarations import UNSUPPORTED, Refused
+from referee.verifiers.code.boundary.sides import Sides, lines_after
 
 HARNESS = "RefereeBoundary.java"
 TEST_CLASS = "RefereeTestMain"
@@ -265,12 +266,12 @@ def _parse(tokens: list[str], at: int, where: str, depth: int = 0) -> tuple[str,
     return text, at
 
 
-def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
     `ItemInvalid` for a test of no shape it runs."""
     members, host = exports(code, test, setup)
     built = program(code, setup, members, host, test)
-    return built, tester(code, setup, test, members, host)
+    return Sides(built, *tester(code, setup, test, members, host))
 
 
 def program(
@@ -296,10 +297,13 @@ def program(
     return Program(language="java", source=source, files={HARNESS: _harness()})
 
 
-def tester(code: str, setup: str, test: str, members: list[Member], host: str | None) -> Program:
-    """The test's side: the program's and the test's imports, ``setup``, a stub class for
-    every class the test takes from the program (for MultiPL-E's shape, the open class
-    ``host``, which the test goes on inside), the test, and a ``Main`` running it."""
+def tester(
+    code: str, setup: str, test: str, members: list[Member], host: str | None
+) -> tuple[Program, range]:
+    """The test's side (and the lines of its source that hold the test): the program's and
+    the test's imports, ``setup``, a stub class for every class the test takes from the
+    program (for MultiPL-E's shape, the open class ``host``, which the test goes on inside),
+    the test, and a ``Main`` running it."""
     (setup, above), (_, mine), (test, theirs) = map(java_source.hoisted, (setup, code, test))
     imports = "\n".join(dict.fromkeys([*above, *mine, *theirs]))
     test = _exits_rewritten(test)
@@ -316,10 +320,12 @@ def tester(code: str, setup: str, test: str, members: list[Member], host: str | 
         "public class Main {\n    public static void main(String[] args) {\n"
         f"        RefereeBoundary.runTest(() -> {entry}.main(args));\n    }}\n}}\n"
     )
+    # `unpublished` blanks what it cuts: the test keeps its lines
+    before = f"{imports}\n{setup}\n{stubs}\n"
     body = java_source.unpublished(f"{setup}\n{stubs}\n{test}")
-    return Program(
-        language="java", source=f"{imports}\n{body}\n{launcher}", files={HARNESS: _harness()}
-    )
+    source = f"{imports}\n{body}\n{launcher}"
+    built = Program(language="java", source=source, files={HARNESS: _harness()})
+    return built, lines_after(before, test)
 
 
 def _function(member: Member) -> str:

@@ -38,6 +38,7 @@ from referee.sandbox import Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import identifiers, rust_source
 from referee.verifiers.code.boundary.declarations import UNSUPPORTED, Refused
+from referee.verifiers.code.boundary.sides import Sides, lines_after
 
 HARNESS = "referee_boundary.rs"
 MODULE = "referee_boundary"
@@ -364,11 +365,11 @@ def _alias(p: _Parser, name: str, depth: int) -> str:
     return text
 
 
-def programs(code: str, test: str, setup: str) -> tuple[Program, Program]:
+def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
     `ItemInvalid` for a test without ``fn main()``."""
     exported = signatures(code, test, setup)
-    return program(code, setup, exported), tester(code, setup, test, exported)
+    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
@@ -385,19 +386,19 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
     return Program(language="rust", source=source, files={HARNESS: _harness()})
 
 
-def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Program:
-    """The test's side: the program's uses of the standard library (a glob import, which
-    the test's own names override), ``setup``, a stub for every ``exported`` function,
-    then ``test`` with its ``main`` run by ``run_test``, which prints the verdict.
-    Raises `ItemInvalid` for a test without ``fn main()``."""
+def tester(code: str, setup: str, test: str, exported: list[Signature]) -> tuple[Program, range]:
+    """The test's side (and the lines of its source that hold the test): the program's uses
+    of the standard library (a glob import, which the test's own names override), ``setup``,
+    a stub for every ``exported`` function, then ``test`` with its ``main`` run by
+    ``run_test``, which prints the verdict. Raises `ItemInvalid` for a test without ``fn
+    main()``."""
     renamed, count = _MAIN.subn(f"fn {TEST_MAIN}()", _exits_rewritten(test), count=1)
     if count == 0:
         raise ItemInvalid("invalid_reference", "reference.test: no `fn main()` found")
-    source = (
-        f"mod {MODULE};\n{_uses(code)}{setup}\n{_stubs(exported)}{renamed}\n\n"
-        f"fn main() {{\n    {MODULE}::run_test({TEST_MAIN})\n}}\n"
-    )
-    return Program(language="rust", source=source, files={HARNESS: _harness()})
+    above = f"mod {MODULE};\n{_uses(code)}{setup}\n{_stubs(exported)}"
+    source = f"{above}{renamed}\n\nfn main() {{\n    {MODULE}::run_test({TEST_MAIN})\n}}\n"
+    built = Program(language="rust", source=source, files={HARNESS: _harness()})
+    return built, lines_after(above, renamed)
 
 
 def _serving(index: int, signature: Signature) -> str:

@@ -1,0 +1,170 @@
+"""A split test that does not parse is the reference's fault (`invalid_reference`),
+never every program's 0; a test that parses but does not build with the program's
+functions (a wrong name, a wrong type) stays the program's 0, and what a program
+brings to the test's side never makes the test look unparsable."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from referee.verifiers import Status
+from referee.verifiers.code import diagnostics, rust_source
+from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
+
+GO_RIGHT = "package main\n\nfunc Add(a int, b int) int { return a + b }"
+RUST_RIGHT = "fn add(a: i64, b: i64) -> i64 { a + b }"
+JAVA_RIGHT = "class Solution { static int add(int a, int b) { return a + b; } }"
+
+# (language, tool, right program, a test that does not parse, what the parser says)
+UNPARSED = [
+    (
+        "go", "go", GO_RIGHT,
+        'package main\nimport "fmt"\nfunc main() {\n    if Add(1, 2) != 3 { panic("x") }\n'
+        '    fmt.Println("ok"\n}\n',
+        "its line 5: unexpected newline",
+    ),
+    (  # go test's shape, its closing brace missing: the error is in our code after it
+        "go", "go", GO_RIGHT,
+        'import "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+        '    if Add(1, 2) != 3 { t.Fatal("x") }\n',
+        "its end: ",
+    ),
+    (
+        "rust", "rustc", RUST_RIGHT, "fn main() {\n    assert_eq!(add(1, 2), 3;\n}\n",
+        "its line 2: mismatched closing delimiter",
+    ),
+    (
+        "java", "javac", JAVA_RIGHT,
+        "public class Main {\n    public static void main(String[] args) {\n"
+        "        assert Solution.add(1, 2) == 3\n    }\n}\n",
+        "its line 3: ';' expected",
+    ),
+    (  # MultiPL-E's shape: the test goes on inside the program's open class
+        "java", "javac",
+        "import java.util.*;\nclass Problem {\n    public static long add(long a, long b) {\n"
+        "        return a + b;\n",
+        "    }\n    public static void main(String[] args) {\n"
+        "    assert(add((1l), (2l)) == (3l)));\n    }\n\n}\n",
+        "its line 3: ';' expected",
+    ),
+]  # fmt: skip
+
+
+def _require(tool: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed")
+
+
+@pytest.mark.parametrize(
+    ("language", "tool", "right", "test", "said"),
+    UNPARSED,
+    ids=[f"{u[0]}-{i}" for i, u in enumerate(UNPARSED)],
+)
+def test_a_test_that_does_not_parse_is_the_references_fault(
+    score_many: ScoreMany, language: str, tool: str, right: str, test: str, said: str
+) -> None:
+    _require(tool)
+    [result] = score_many([code_item(fenced(right, language), {"test": test}, language=language)])
+    assert result.status is Status.INVALID, result
+    assert result.error is not None and result.error.code == "invalid_reference"
+    assert result.error.message.startswith("reference.test: does not parse ("), result.error
+    assert said in result.error.message, result.error
+
+
+# (language, tool, a program whose signature the test cannot use, a test that parses)
+WRONG_SIGNATURE = [
+    (
+        "go", "go", 'package main\n\nfunc Add(a string) string { return a }',
+        "package main\nfunc main() {\n    if Add(1, 2) != 3 { panic(\"x\") }\n}\n",
+    ),
+    ("rust", "rustc", "fn add(a: &str) -> i64 { 0 }", "fn main() { assert_eq!(add(1, 2), 3); }"),
+    (
+        "java", "javac", "class Solution { static String add(String a) { return a; } }",
+        "public class Main { public static void main(String[] a) {\n"
+        "    assert Solution.add(1, 2) == 3; } }",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "tool", "program", "test"), WRONG_SIGNATURE, ids=[w[0] for w in WRONG_SIGNATURE]
+)
+def test_a_test_that_parses_but_does_not_build_is_the_programs_zero(
+    score_many: ScoreMany, language: str, tool: str, program: str, test: str
+) -> None:
+    _require(tool)
+    [result] = score_many([code_item(fenced(program, language), {"test": test}, language=language)])
+    assert result.status is Status.OK and result.reward == 0.0, result
+    assert result.details["message"] == "the test does not compile with the program's functions"
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+def test_a_program_that_does_not_build_is_its_zero_whatever_its_test(
+    score_many: ScoreMany,
+) -> None:
+    """The program's own build is read first: a program that does not build is its 0,
+    beside a test that does not parse too (it never turns its 0 into an invalid item)."""
+    program = "package main\n\nfunc Add(a int, b int) int { return a + }"
+    test = UNPARSED[0][3]
+    [result] = score_many([code_item(fenced(program, "go"), {"test": test}, language="go")])
+    assert result.status is Status.OK and result.reward == 0.0, result
+    assert result.details["message"] == "the program does not compile"
+
+
+@pytest.mark.parametrize(
+    ("language", "output", "lines", "found"),
+    [
+        ("go", "./main.go:4:5: syntax error: unexpected newline", range(3, 9), 4),
+        ("go_test", "./main_test.go:12:1: syntax error: unexpected EOF", range(3, 9), 12),
+        ("go_test", "main_test.go:25:6: expected '(', found TestMain", range(3, 9), 25),
+        ("go_test", "main_test.go:5:8: package foo/bar is not in std", range(3, 9), None),
+        # before the test: stubs or imports, which the program brought
+        ("go", "./main.go:2:5: syntax error: x\n./main.go:4:5: syntax error: y", range(3, 9), None),
+        ("go", "./main.go:4:5: undefined: Add", range(3, 9), None),
+        ("rust", "error: expected `;`, found `}`\n  --> main.rs:5:9\n", range(3, 9), 5),
+        ("rust", "error[E0425]: cannot find function `add`\n --> main.rs:5:9\n", range(3, 9), None),
+        ("rust", "error: no rules expected the token `;`\n --> main.rs:6:1\n", range(3, 9), 6),
+        ("java", "Main.java:7: error: ';' expected", range(3, 9), 7),
+        ("java", "Main.java:7: error: cannot find symbol", range(3, 9), None),
+        ("java", "Main.java:7: error: unexpected type", range(3, 9), None),
+        ("java", "Main.java:7: error: reached end of file while parsing", range(3, 9), 7),
+        # C and C++ parse by their declarations: nothing is concluded
+        ("c", "main.c:4:5: error: expected ';' before '}' token", range(3, 9), None),
+        ("cpp", "main.cpp:4:5: error: expected primary-expression", range(3, 9), None),
+    ],
+)
+def test_parse_errors_are_read_where_they_are(
+    language: str, output: str, lines: range, found: int | None
+) -> None:
+    error = diagnostics.reference_parse_error(language, output, lines)
+    assert (error.line if error else None) == found
+
+
+def test_rust_block_comments_nest() -> None:
+    """``/* /* */ ... */`` is one comment in Rust: a ``use`` or ``fn`` after the inner
+    ``*/`` is no code of the program's."""
+    code = 'use std::io /* /* */ ; */;\n/* /* */ fn fake() {} */ fn real() {} "/*" /* open /* */'
+    shadow = rust_source.masked(code)
+    assert len(shadow) == len(code) and shadow.count("\n") == code.count("\n")
+    assert "fake" not in shadow and "fn real() {}" in shadow and "open" not in shadow
+    assert shadow.startswith("use std::io ") and shadow.split("\n")[0].rstrip().endswith(";")
+
+
+@pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")
+def test_a_nested_comment_in_a_programs_use_does_not_break_its_test(
+    score_many: ScoreMany,
+) -> None:
+    """The program's ``use`` lines go to the test's side: one holding a nested comment
+    was cut at the inner ``*/``, and the test did not build (a right answer's 0)."""
+    program = (
+        "use std::collections::HashMap /* /* */ ; */;\n"
+        "fn add(a: i64, b: i64) -> i64 { let _m: HashMap<i64, i64> = HashMap::new(); a + b }"
+    )
+    test = (
+        "fn main() {\n    let _m: HashMap<i64, i64> = HashMap::new();\n"
+        "    assert_eq!(add(1, 2), 3);\n}"
+    )
+    [result] = score_many([code_item(fenced(program, "rust"), {"test": test}, language="rust")])
+    assert result.status is Status.OK and result.reward == 1.0, result

@@ -1,0 +1,23 @@
+"""The two programs of a split test (`verifiers.code.harness`), as its builders give them."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from referee.sandbox import Program
+
+
+class Sides(NamedTuple):
+    """The program's side, the test's, and the lines of the test's main source that hold
+    the test's own text (`diagnostics.reference_parse_error` reads a failed build by
+    them); None where a parse error tells nothing (C, C++)."""
+
+    program: Program
+    tester: Program
+    test_lines: range | None = None
+
+
+def lines_after(prefix: str, text: str) -> range:
+    """The (1-based) lines of ``text`` in a file that holds ``prefix`` and then it."""
+    first = prefix.count("\n") + 1
+    return range(first, first + text.count("\n") + 1)
