@@ -1,6 +1,7 @@
-"""One build in the sandbox, with the runtime's precompiled header and compiler archives
-(``scripts/build-runtime.sh``) and without, side by side in one run, and the same
-compiler run directly on the host as a trainer's glue would (no sandbox, no runtime).
+"""One build in the sandbox, with the runtime's precompiled header, compiler archives and
+Go standard library (``scripts/build-runtime.sh``) and without, side by side in one run,
+and the same compiler run directly on the host as a trainer's glue would (no sandbox, no
+runtime).
 
 Per language, ``--runs`` distinct small programs (no build is reused); medians of the
 compile step's wall time (`CompileOutcome.wall_s`).
@@ -52,6 +53,13 @@ PROGRAMS: list[tuple[str, str, str, list[str]]] = [
         "object Main { def main(args: Array[String]): Unit =\n"
         "  println(List(3, 1, {n}).sorted.head) }\n",
         ["scalac", "-J-Xmx1024m", "-d", ".", "Main.scala"],
+    ),
+    (
+        "go",
+        "main.go",
+        'package main\n\nimport (\n\t"fmt"\n\t"sort"\n\t"strings"\n)\n\nfunc main() {\n'
+        '\tv := []int{3, 1, {n}}\n\tsort.Ints(v)\n\tfmt.Println(v[0], strings.ToUpper("x"))\n}\n',
+        ["go", "build", "-o", "main", "main.go"],
     ),
 ]
 

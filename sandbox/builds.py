@@ -55,9 +55,9 @@ class BuildCache:
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(compile_argv: list[str], files: dict[str, str], flags: list[str]) -> str:
-        """What decides a build, hashed."""
-        blob = json.dumps([compile_argv, sorted(files.items()), flags], ensure_ascii=False)
+    def key(steps: list[list[str]], files: dict[str, str], flags: list[str]) -> str:
+        """What decides a build (the argv of each of its steps, its files, its flags), hashed."""
+        blob = json.dumps([steps, sorted(files.items()), flags], ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
     def get(self, key: str) -> Build | None:

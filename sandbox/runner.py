@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
-from referee.sandbox import backends, languages, leftovers, toolchains
+from referee.sandbox import backends, gobuild, languages, leftovers, toolchains
 from referee.sandbox.backends.base import Backend, Channel, Command
 from referee.sandbox.builds import BuildCache
 from referee.sandbox.classification import outcome
@@ -363,9 +363,38 @@ class Sandbox:
         program: Program,
         limits: Limits,
     ) -> CompileOutcome:
-        if lang.compile is None:
+        """Run the build's steps (`gobuild.steps`) until one fails; their outputs joined."""
+        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir)
+        if not steps:
             return CompileOutcome(status=CompileStatus.SKIPPED)
-        argv = lang.argv(lang.compile, files, limits.compile_memory_mb) + program.build_flags
+        outcome = CompileOutcome(status=CompileStatus.OK)
+        for template in steps:
+            argv = lang.argv(template, files, limits.compile_memory_mb)
+            if template is lang.compile:
+                argv += program.build_flags
+            step = self._compile_step(lang, argv, box, binds, limits)
+            outcome = CompileOutcome(
+                status=step.status,
+                output=outcome.output + step.output,
+                wall_s=round(outcome.wall_s + step.wall_s, 6),
+            )
+            if step.status is not CompileStatus.OK:
+                break
+        if outcome.status is CompileStatus.OK and box.size() > limits.disk_mb << 20:
+            quota = f"\nthe build output is larger than the disk quota ({limits.disk_mb} MB)"
+            outcome = outcome.model_copy(
+                update={"status": CompileStatus.ERROR, "output": outcome.output + quota}
+            )
+        return outcome
+
+    def _compile_step(
+        self,
+        lang: languages.Language,
+        argv: list[str],
+        box: ProgramDir,
+        binds: dict[str, Path],
+        limits: Limits,
+    ) -> CompileOutcome:
         ex = self.backend.execute(
             Command(
                 argv=argv,
@@ -381,7 +410,7 @@ class Sandbox:
                 memory_rlimit="none" if lang.memory_rlimit == "none" else "data",
                 processes=_COMPILE_PROCESSES,
                 # every build output lands in the program directory, on the host's disk:
-                # no file may exceed the run's disk quota, and their total is checked below
+                # no file may exceed the run's disk quota, and their total is checked after
                 file_size_mb=limits.disk_mb,
                 disk_mb=max(limits.disk_mb, 512),
                 output_bytes=limits.output_bytes,
@@ -398,9 +427,6 @@ class Sandbox:
             status = CompileStatus.TIMEOUT
         else:
             status = CompileStatus.OK if ex.returncode == 0 else CompileStatus.ERROR
-        if status is CompileStatus.OK and box.size() > limits.disk_mb << 20:
-            status = CompileStatus.ERROR
-            text += f"\nthe build output is larger than the disk quota ({limits.disk_mb} MB)"
         return CompileOutcome(status=status, output=text, wall_s=round(ex.wall_s, 6))
 
     def _cases(
@@ -445,15 +471,15 @@ class Sandbox:
 
         return self._started_by(deadline, one, cases)
 
-    @staticmethod
     def _build_key(
-        lang: languages.Language, files: dict[str, str], program: Program, limits: Limits
+        self, lang: languages.Language, files: dict[str, str], program: Program, limits: Limits
     ) -> str | None:
         """The `BuildCache` key of ``program`` (None: nothing to compile, or a build
         not to keep)."""
-        if lang.compile is None or not program.keep_build:
+        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir)
+        if not steps or not program.keep_build:
             return None
-        argv = lang.argv(lang.compile, list(files), limits.compile_memory_mb)
+        argv = [lang.argv(step, list(files), limits.compile_memory_mb) for step in steps]
         return BuildCache.key(argv, files, program.build_flags)
 
     def _cached_build(
@@ -496,7 +522,7 @@ class Sandbox:
         compiled = self._compile(lang, list(files), box, binds, program, limits)
         if compiled.status is CompileStatus.OK:
             box.sanitize()
-            box.drop(list(files))
+            box.drop([*files, gobuild.ARCHIVE] if lang.name == "go" else list(files))
             key = self._build_key(lang, files, program, limits)
             if key is not None:
                 self.builds.put(key, box.path(), compiled.output)

@@ -11,6 +11,10 @@
 #                       default C++ build (-O2 -std=c++17; on its include path): most
 #                       competitive-programming answers include it, and parsing it is
 #                       ~2 s of a ~2.3 s build
+#   go/                 Go's standard library compiled with the sandbox's Go settings, and
+#                       an import configuration naming its archives: a build compiles and
+#                       links against them instead of running `go build`, which reads the
+#                       library's sources each time (sandbox/gobuild.py)
 #   manifest.json       what was installed, with versions
 # Exactly what the locks in scripts/runtime/ name (python.lock.txt, node/package-lock.json,
 # made from the pins by scripts/runtime/relock.sh; Debian's versions for the jars).
@@ -27,7 +31,8 @@ if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 # would be skipped, and builds be slow): their versions are part of the stamp.
 stamp="$( (cat "$lists"/*.txt "$lists"/Warmup.* "$lists"/node/package.json \
     "$lists"/node/package-lock.json; g++ --version 2>/dev/null || true; \
-    java -version 2>&1 || true; dpkg-query -W kotlin scala 2>/dev/null || true) \
+    java -version 2>&1 || true; dpkg-query -W kotlin scala 2>/dev/null || true; \
+    go version 2>/dev/null || true) \
     | sha256sum | cut -c1-16)"
 if [ -f "$target/manifest.json" ] && grep -q "\"lists\": \"$stamp\"" "$target/manifest.json"; then
     echo "runtime at $target is up to date"
@@ -89,6 +94,25 @@ if command -v g++ >/dev/null; then
     g++ -O2 -std=c++17 -x c++-header "$header" -o "$work/cpp/include/bits/stdc++.h.gch/O2-c++17"
 fi
 
+# The settings must be the sandbox's Go build's (sandbox/languages.py's GO_ENV): with
+# CGO_ENABLED=0, net and os/user are their pure-Go builds, as `go build` there takes them.
+# The configuration names the archives where the sandbox sees them (/opt/runtime); the
+# version is checked against the installed Go's before a build uses them.
+if command -v go >/dev/null; then
+    mkdir -p "$work/go/pkg"
+    GOCACHE="$work/go-cache" GOPATH="$work/go-path" CGO_ENABLED=0 GO111MODULE=off \
+        GOFLAGS=-mod=mod go list -export -f '{{if .Export}}{{.ImportPath}} {{.Export}}{{end}}' \
+        std > "$work/go-exports"
+    while read -r package archive; do
+        mkdir -p "$(dirname "$work/go/pkg/$package")"
+        cp "$archive" "$work/go/pkg/$package.a"
+        echo "packagefile $package=/opt/runtime/go/pkg/$package.a"
+    done < "$work/go-exports" > "$work/go/importcfg"
+    go env GOVERSION > "$work/go/VERSION"
+    chmod -R u+w "$work/go-cache" "$work/go-path" 2>/dev/null || true
+    rm -rf "$work/go-cache" "$work/go-path" "$work/go-exports"
+fi
+
 /usr/bin/python3 - "$work" "$stamp" <<'PY'
 import json, pathlib, sys
 from importlib.metadata import distributions
@@ -103,7 +127,12 @@ java = sorted(p.name for p in (root / "java").glob("*.jar"))
 pch = root / "cpp" / "include" / "bits" / "stdc++.h.gch"
 cpp = sorted(f"bits/stdc++.h {p.name}" for p in pch.iterdir())
 jdk = sorted(p.name for p in (root / "jdk").iterdir())
-manifest = {"lists": stamp, "python": python, "node": node, "java": java, "cpp": cpp, "jdk": jdk}
+version = root / "go" / "VERSION"
+go = version.read_text().strip() if version.is_file() else None
+manifest = {
+    "lists": stamp, "python": python, "node": node, "java": java, "cpp": cpp, "jdk": jdk,
+    "go": go,
+}
 (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 PY
 chmod -R a+rX "$work"

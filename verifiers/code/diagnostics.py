@@ -25,12 +25,12 @@ class ParseError:
     message: str
 
 
-_GO = re.compile(
-    r"(?m)^(?:\./main(?:_test)?\.go:(\d+):\d+: syntax error: (.*)"
-    r"|main(?:_test)?\.go:(\d+):\d+: ((?:expected |illegal character|.* not terminated).*))$"
+_GO = re.compile(r"(?m)^(?:\./)?main(?:_test)?\.go:(\d+):\d+: syntax error: (.*)$")
+"""The compiler's syntax errors (``./`` before the file under ``go build``)."""
+_GO_TEST = re.compile(
+    r"(?m)^main_test\.go:(\d+):\d+: ((?:expected |illegal character|.* not terminated).*)$"
 )
-"""The compiler's syntax errors, and ``go test``'s (its package loading parses first,
-in ``go/parser``'s words, with no ``./`` before the file)."""
+"""``go test``'s: its package loading parses first, in ``go/parser``'s words."""
 
 _RUST = re.compile(r"(?m)^error: (.*)\n\s*--> main\.rs:(\d+):\d+")
 """An error without a code (``error[E0425]`` is a type or name error), where it is."""
@@ -56,7 +56,10 @@ def parse_errors(language: str, output: str) -> list[ParseError]:
     """The parser's errors in the main file that a build of ``language`` printed
     (``output``); none for a language whose parse depends on declarations (C, C++)."""
     if language in ("go", "go_test"):
-        return [ParseError(int(m[1] or m[3]), m[2] or m[4]) for m in _GO.finditer(output)]
+        matches = [*_GO.finditer(output)]
+        if language == "go_test":
+            matches += _GO_TEST.finditer(output)
+        return sorted((ParseError(int(m[1]), m[2]) for m in matches), key=lambda e: e.line)
     if language == "rust":
         found = (ParseError(int(m[2]), m[1]) for m in _RUST.finditer(output))
         return [e for e in found if _RUST_PARSER.match(e.message)]

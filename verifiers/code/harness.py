@@ -118,7 +118,9 @@ def build_plan(suite: Suite, code: str, language: str, key: str) -> Plan:
     if split is not None:
         sides = split(*multipl_e.finished(code, suite.test), suite.setup)
         cases = [Case(stdin=f"{key}\n")]
-        return Plan(sides.program, cases, sides.tester, key, test_lines=sides.test_lines)
+        return Plan(
+            sides.program, cases, sides.tester, verdict_key=key, test_lines=sides.test_lines
+        )
     if suite.kind == "function":
         driver = _CALL_DRIVER.format(
             name=suite.fn_name, mark=RESULT_MARK, unsupported=UNSUPPORTED_MARK

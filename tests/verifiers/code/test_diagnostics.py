@@ -117,6 +117,8 @@ def test_a_program_that_does_not_build_is_its_zero_whatever_its_test(
     ("language", "output", "lines", "found"),
     [
         ("go", "./main.go:4:5: syntax error: unexpected newline", range(3, 9), 4),
+        ("go", "main.go:5:5: syntax error: unexpected newline", range(3, 9), 5),  # go tool compile
+        ("go", "main.go:5:8: expected ';', found x", range(3, 9), None),  # not go test's words
         ("go_test", "./main_test.go:12:1: syntax error: unexpected EOF", range(3, 9), 12),
         ("go_test", "main_test.go:25:6: expected '(', found TestMain", range(3, 9), 25),
         ("go_test", "main_test.go:5:8: package foo/bar is not in std", range(3, 9), None),
