@@ -514,6 +514,25 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "runtime_error",
         "the program ended during a call to f",
     ),
+    (  # functions named like the serving code's own names (its arguments, counts, reply)
+        "#include <string.h>\nint result(int x) { return x + 1; }\n"
+        "int in(int a0) { return result(a0) * 2; }\n"
+        "int l0(char *s) { return (int)strlen(s); }\n"
+        "int c0(const int *a0, int n) { int s = 0; for (int i = 0; i < n; i++) s += a0[i];"
+        " return s; }\n"
+        "int *out(int *returnSize) { static int r[] = {5}; *returnSize = 1; return r; }\n"
+        "int **w0(int *returnSize, int **returnColumnSizes) { static int row[] = {3};"
+        " static int *rows[] = {row}; static int cols[] = {1}; *returnSize = 1;"
+        " *returnColumnSizes = cols; return rows; }",
+        "#include <string.h>\n#include <stdlib.h>\nint main() {\n"
+        '  int a[] = {1, 2}; int n = 0; int *cols = 0; char s[] = "abc";\n'
+        "  assert(result(1) == 2 && in(1) == 4 && l0(s) == 3 && c0(a, 2) == 3);\n"
+        "  assert(out(&n)[0] == 5 && n == 1);\n"
+        "  int **r = w0(&n, &cols);\n  assert(n == 1 && cols[0] == 1 && r[0][0] == 3);\n}\n",
+        1.0,
+        "passed",
+        "",
+    ),
     (  # a length past the array: the program reads zeros, never the test's other data
         "int sum(const int *a, int n) { int s = 0; for (int i = 0; i < n; i++) s += a[i];"
         " return s; }",

@@ -251,6 +251,16 @@ _MULTIPL_E_TEST = """func TestAdd(t *testing.T) {
 CALLS: list[tuple[str, str, float, str, str]] = [
     (_VALUES, _VALUES_TEST, 1.0, "passed", ""),
     (_IN_PLACE, _IN_PLACE_TEST, 1.0, "passed", ""),
+    (  # functions named like the serving code's own names (its reader, writer, values)
+        "package main\nfunc in(x int) int { return x + 1 }\n"
+        'func out(s string) string { return s + "!" }\nfunc a0(xs []int) int { return len(xs) }\n'
+        "func r0(x int) (int, int) { return x, -x }",
+        'func main() {\n\tif in(1) != 2 || out("a") != "a!" || a0([]int{1, 2}) != 2 {\n'
+        '\t\tpanic("fail")\n\t}\n\tif p, q := r0(3); p != 3 || q != -3 {\n\t\tpanic("r0")\n\t}\n}',
+        1.0,
+        "passed",
+        "",
+    ),
     (  # the program's panic is the call's: the test may expect it
         'package main\nfunc Div(a, b int) int { if b == 0 { panic("zero") }; return a / b }',
         'func main() {\n\tdefer func() { if recover() == nil { panic("no panic") } }()\n'

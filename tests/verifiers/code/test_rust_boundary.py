@@ -208,6 +208,16 @@ _IN_PLACE_TEST = """fn main() {
 CALLS: list[tuple[str, str, float, str, str]] = [
     (_VALUES, _VALUES_TEST, 1.0, "passed", ""),
     (_IN_PLACE, _IN_PLACE_TEST, 1.0, "passed", ""),
+    (  # functions named like the serving code's own names (its reader, writer, values)
+        "fn w(x: i64) -> i64 { x + 1 }\nfn r(s: &str) -> usize { s.len() }\n"
+        "fn result(v: &mut Vec<i64>) { v.push(1) }\nfn a0(x: i64) -> i64 { x }",
+        'fn main() {\n    assert_eq!(w(1), 2);\n    assert_eq!(r("ab"), 2);\n'
+        "    let mut v = vec![];\n    result(&mut v);\n    assert_eq!(v, vec![1]);\n"
+        "    assert_eq!(a0(5), 5);\n}",
+        1.0,
+        "passed",
+        "",
+    ),
     (  # the program's panic is the call's: the test may expect it
         "fn div(a: i32, b: i32) -> i32 { a / b }",
         "fn main() {\n    assert!(std::panic::catch_unwind(|| div(1, 0)).is_err());\n}",

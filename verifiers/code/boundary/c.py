@@ -359,9 +359,11 @@ def _strings(signature: Signature) -> str:
     if not params:
         return "0, 0, 0u"
     starts = ", ".join(
-        f"(char *)a{i}" if p.kind is Kind.STRING else "0" for i, p in enumerate(params)
+        f"(char *)referee_a{i}" if p.kind is Kind.STRING else "0" for i, p in enumerate(params)
     )
-    limits = ", ".join(f"l{i}" if p.kind is Kind.STRING else "0" for i, p in enumerate(params))
+    limits = ", ".join(
+        f"referee_l{i}" if p.kind is Kind.STRING else "0" for i, p in enumerate(params)
+    )
     return f"(char *const[]){{{starts}}}, (const referee_size[]){{{limits}}}, {len(params)}u"
 
 
@@ -369,35 +371,43 @@ def _serving(index: int, signature: Signature) -> str:
     """The program's side of one function: decode, call, encode the reply."""
     lines = []
     for i, param in enumerate(signature.params):
-        lines.append(f"{param.local()} a{i};")
+        lines.append(f"{param.local()} referee_a{i};")
         if param.kind is Kind.STRING:
-            lines.append(f"referee_size l{i}; a{i} = referee_get_string(in, &l{i});")
+            lines.append(
+                f"referee_size referee_l{i}; referee_a{i} ="
+                f" referee_get_string(referee_in, &referee_l{i});"
+            )
         elif param.kind is Kind.ARRAY:
             lines += _array_in(i, param)
         elif param.kind is Kind.COLUMNS:  # where the function leaves its rows' lengths
-            lines.append(f"int *w{i} = 0; a{i} = referee_get_bool(in) ? &w{i} : 0;")
+            lines.append(
+                f"int *referee_w{i} = 0;"
+                f" referee_a{i} = referee_get_bool(referee_in) ? &referee_w{i} : 0;"
+            )
         else:
-            lines.append(_decode(param.kind, f"a{i}", param.local(), "in"))
-    lines.append('referee_done(in, "a call with bytes left over");')
-    args = ", ".join(f"a{i}" for i in range(len(signature.params)))
+            lines.append(_decode(param.kind, f"referee_a{i}", param.local(), "referee_in"))
+    lines.append('referee_done(referee_in, "a call with bytes left over");')
+    args = ", ".join(f"referee_a{i}" for i in range(len(signature.params)))
     returns = signature.returns
     if returns.kind is Kind.VOID:
-        lines += [f"{signature.name}({args});", "referee_returned(out);"]
+        lines += [f"{signature.name}({args});", "referee_returned(referee_out);"]
     else:
-        lines += [f"{returns.local()} result = {signature.name}({args});", "referee_returned(out);"]
+        called = f"{returns.local()} referee_result = {signature.name}({args});"
+        lines += [called, "referee_returned(referee_out);"]
         if returns.kind is Kind.STRING:
-            lines.append(f"referee_put_result(out, result, {_strings(signature)});")
+            lines.append(f"referee_put_result(referee_out, referee_result, {_strings(signature)});")
         elif returns.kind is Kind.ARRAY:
             lines.append(_counted_out(returns))
         else:
-            lines.append(_encode(returns.kind, "result", "out"))
+            lines.append(_encode(returns.kind, "referee_result", "referee_out"))
     for i, param in enumerate(signature.params):
         if param.kind is Kind.STRING and param.written:
-            lines.append(f"referee_put_back(out, a{i}, l{i});")
+            lines.append(f"referee_put_back(referee_out, referee_a{i}, referee_l{i});")
         elif param.kind is Kind.ARRAY and param.written:
-            lines.append(_array_out(i, param, "out"))
+            lines.append(_array_out(i, param, "referee_out"))
     body = "".join(f"    {line}\n" for line in lines)
-    head = f"static void referee_serve_{index}(referee_reader *in, referee_writer *out)"
+    params = "referee_reader *referee_in, referee_writer *referee_out"
+    head = f"static void referee_serve_{index}({params})"
     return f"{head} {{\n{body}}}\n"
 
 
@@ -405,25 +415,30 @@ def _stub(index: int, signature: Signature) -> str:
     """The test's side of one function: a ``static`` function of the program's name and
     signature that calls it in the program's sandbox. Always inlined, so that the size of
     a buffer the test passes is known where it is declared (`referee_limit`)."""
-    params = ", ".join(f"{p.text} a{i}" for i, p in enumerate(signature.params)) or "void"
+    params = ", ".join(f"{p.text} referee_a{i}" for i, p in enumerate(signature.params)) or "void"
     name = signature.name
     lines = []
     for i, p in enumerate(signature.params):
         if p.kind is Kind.STRING:
-            lines.append(f"referee_size l{i} = referee_limit(a{i}, REFEREE_OBJECT_SIZE(a{i}));")
+            lines.append(
+                f"referee_size referee_l{i} ="
+                f" referee_limit(referee_a{i}, REFEREE_OBJECT_SIZE(referee_a{i}));"
+            )
         elif p.kind is Kind.ARRAY:
-            sized = f'referee_items(REFEREE_OBJECT_SIZE(a{i}), sizeof *a{i}, "{name}")'
-            lines.append(f"referee_size c{i} = a{i} == 0 ? 0 : {sized};")
+            sized = (
+                f'referee_items(REFEREE_OBJECT_SIZE(referee_a{i}), sizeof *referee_a{i}, "{name}")'
+            )
+            lines.append(f"referee_size referee_c{i} = referee_a{i} == 0 ? 0 : {sized};")
     lines += ["referee_call call;", f'referee_begin(&call, {index}u, "{name}");']
     for i, param in enumerate(signature.params):
         if param.kind is Kind.STRING:
-            lines.append(f"referee_put_string(&call.out, a{i}, l{i});")
+            lines.append(f"referee_put_string(&call.out, referee_a{i}, referee_l{i});")
         elif param.kind is Kind.ARRAY:
             lines.append(_array_out(i, param, "&call.out"))
         elif param.kind is Kind.COLUMNS:
-            lines.append(f"referee_put_bool(&call.out, a{i} != 0);")
+            lines.append(f"referee_put_bool(&call.out, referee_a{i} != 0);")
         else:
-            lines.append(_encode(param.kind, f"a{i}", "&call.out"))
+            lines.append(_encode(param.kind, f"referee_a{i}", "&call.out"))
     lines.append("referee_exchange(&call);")
     returns = signature.returns
     if returns.kind is Kind.STRING:
@@ -436,7 +451,7 @@ def _stub(index: int, signature: Signature) -> str:
         lines.append(_decode(returns.kind, "result", returns.local(), "&call.in"))
     for i, param in enumerate(signature.params):
         if param.kind is Kind.STRING and param.written:
-            lines.append(f"referee_get_back(&call, a{i}, l{i});")
+            lines.append(f"referee_get_back(&call, referee_a{i}, referee_l{i});")
         elif param.kind is Kind.ARRAY and param.written:
             lines.append(_array_back(i, param))
     lines.append("referee_finish(&call);")
@@ -450,15 +465,15 @@ def _stub(index: int, signature: Signature) -> str:
 def _array_in(i: int, param: CType) -> list[str]:
     """The program's side of array argument ``i``: NULL, or its items in a new array."""
     assert param.item is not None
-    items = _items_in(f"a{i}", f"c{i}", param.local(), param.item, "in")
-    return [f"referee_size c{i} = 0; a{i} = 0;", items]
+    items = _items_in(f"referee_a{i}", f"referee_c{i}", param.local(), param.item, "referee_in")
+    return [f"referee_size referee_c{i} = 0; referee_a{i} = 0;", items]
 
 
 def _array_out(i: int, param: CType, writer: str) -> str:
-    """Array argument ``i`` (its ``c{i}`` items) written to ``writer``: sent by the test,
+    """Array argument ``i`` (its ``referee_c{i}`` items) written to ``writer``: sent by the test,
     or sent back by the program."""
     assert param.item is not None
-    return _items_out(f"a{i}", f"c{i}", param.item, writer)
+    return _items_out(f"referee_a{i}", f"referee_c{i}", param.item, writer)
 
 
 def _array_back(i: int, param: CType) -> str:
@@ -468,16 +483,16 @@ def _array_back(i: int, param: CType) -> str:
     if param.item.kind is Kind.STRING:  # a string the function changed is a new one
         got = _item_get(param.item, "referee_t", "&call.in")
         item = (
-            f"{{ char *referee_t = 0; {got} if (referee_same(a{i}[referee_k], referee_t))"
-            f" referee_libc_free(referee_t); else a{i}[referee_k] = referee_t; }}"
+            f"{{ char *referee_t = 0; {got} if (referee_same(referee_a{i}[referee_k], referee_t))"
+            f" referee_libc_free(referee_t); else referee_a{i}[referee_k] = referee_t; }}"
         )
     else:
-        item = _item_get(param.item, f"a{i}[referee_k]", "&call.in")
+        item = _item_get(param.item, f"referee_a{i}[referee_k]", "&call.in")
     return (
-        f'if (referee_get_bool(&call.in) != (a{i} != 0)) referee_broken("{_OTHER_ARRAY}");'
-        f" if (a{i} != 0) {{ if (referee_get_count(&call.in) != c{i})"
+        f'if (referee_get_bool(&call.in) != (referee_a{i} != 0)) referee_broken("{_OTHER_ARRAY}");'
+        f" if (referee_a{i} != 0) {{ if (referee_get_count(&call.in) != referee_c{i})"
         f' referee_broken("{_OTHER_ARRAY}");'
-        f" for (referee_size referee_k = 0; referee_k < c{i}; ++referee_k) {item} }}"
+        f" for (referee_size referee_k = 0; referee_k < referee_c{i}; ++referee_k) {item} }}"
     )
 
 
@@ -537,10 +552,11 @@ def _counted_out(returns: CType) -> str:
     if returns.columns_by is not None:
         items = _rows_out(returns, returns.columns_by)
     else:
-        items = _items_out("result", "referee_n", returns.item, "out")
+        items = _items_out("referee_result", "referee_n", returns.item, "referee_out")
     return (
-        f"{{ referee_size referee_n = a{k} != 0 && c{k} > 0 && a{k}[0] > 0 ?"
-        f" (referee_size)a{k}[0] : 0; {items} }}"
+        f"{{ referee_size referee_n ="
+        f" referee_a{k} != 0 && referee_c{k} > 0 && referee_a{k}[0] > 0 ?"
+        f" (referee_size)referee_a{k}[0] : 0; {items} }}"
     )
 
 
@@ -559,11 +575,12 @@ def _rows_out(returns: CType, j: int) -> str:
     as many items as the function's ``returnColumnSizes`` array says (none for a row it
     left no length for), and whether it left that array at all."""
     assert returns.item is not None and returns.item.item is not None
-    row = _items_out("result[referee_r]", "referee_c", returns.item.item, "out")
+    row = _items_out("referee_result[referee_r]", "referee_c", returns.item.item, "referee_out")
     return (
-        "referee_put_bool(out, result != 0); if (result != 0) {"
-        f" int *referee_w = a{j} != 0 ? *a{j} : 0; referee_put_u64(out, referee_n);"
-        " referee_put_bool(out, referee_w != 0);"
+        "referee_put_bool(referee_out, referee_result != 0); if (referee_result != 0) {"
+        f" int *referee_w = referee_a{j} != 0 ? *referee_a{j} : 0;"
+        " referee_put_u64(referee_out, referee_n);"
+        " referee_put_bool(referee_out, referee_w != 0);"
         " for (referee_size referee_r = 0; referee_r < referee_n; ++referee_r) {"
         " referee_size referee_c = referee_w != 0 && referee_w[referee_r] > 0 ?"
         f" (referee_size)referee_w[referee_r] : 0; {row} }} }}"
@@ -586,7 +603,7 @@ def _rows_in(returns: CType, j: int) -> str:
         " for (referee_size referee_r = 0; referee_r < referee_n; ++referee_r) {"
         f" referee_size referee_c = 0; {row}"
         " if (referee_w != 0) referee_w[referee_r] = (int)referee_c; } }"
-        f" if (a{j} != 0) *a{j} = referee_w; }}"
+        f" if (referee_a{j} != 0) *referee_a{j} = referee_w; }}"
     )
 
 

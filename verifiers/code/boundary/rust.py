@@ -402,28 +402,32 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> tuple
 
 
 def _serving(index: int, signature: Signature) -> str:
-    """The program's side of one function: read the arguments, call, write the reply."""
+    """The program's side of one function: read the arguments, call, write the reply.
+    Every name it declares is ``referee_``'s: a program function named ``w`` or ``a0``
+    is called, not shadowed."""
     lines = [
-        f"let mut a{i}: {p.owned} = {MODULE}::Cross::get(r)?;"
+        f"let mut referee_a{i}: {p.owned} = {MODULE}::Cross::get(referee_r)?;"
         for i, p in enumerate(signature.params)
     ]
-    lines.append("r.done()?;")
-    passed = {"": "a{}", "&": "&a{}", "&mut": "&mut a{}"}
+    lines.append("referee_r.done()?;")
+    passed = {"": "referee_a{}", "&": "&referee_a{}", "&mut": "&mut referee_a{}"}
     args = ", ".join(passed[p.ref].format(i) for i, p in enumerate(signature.params))
     returns = signature.returns
     call = f"{signature.path}({args})"
-    lines.append(f"let result = {call};" if returns else f"{call};")
-    lines.append("w.push(0);")
+    lines.append(f"let referee_result = {call};" if returns else f"{call};")
+    lines.append("referee_w.push(0);")
     if returns is not None:
-        lines.append(f"{MODULE}::send({'&*' if returns.ref else '&'}result, w);")
+        lines.append(f"{MODULE}::send({'&*' if returns.ref else '&'}referee_result, referee_w);")
     lines += [
-        f"{MODULE}::send(&a{i}, w);" for i, p in enumerate(signature.params) if p.ref == "&mut"
+        f"{MODULE}::send(&referee_a{i}, referee_w);"
+        for i, p in enumerate(signature.params)
+        if p.ref == "&mut"
     ]
     lines.append("Ok(())")
     body = "".join(f"    {line}\n" for line in lines)
     head = (
         f"#[allow(unused_mut, unused_variables, clippy::all)]\nfn referee_serve_{index}("
-        f"r: &mut {MODULE}::Reader, w: &mut ::std::vec::Vec<u8>) -> "
+        f"referee_r: &mut {MODULE}::Reader, referee_w: &mut ::std::vec::Vec<u8>) -> "
         f"::std::result::Result<(), {MODULE}::Broken>"
     )
     return f"{head} {{\n{body}}}\n"
