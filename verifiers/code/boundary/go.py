@@ -305,15 +305,15 @@ def _guarded(test: str) -> str:
 
 def _serving(signature: Signature) -> str:
     """The program's side of one function: read the arguments, call, write the reply.
-    Every name it declares is ``referee_``'s: a program function named ``in`` or ``a0``
-    is called, not shadowed."""
+    Every name it declares is ``referee_``'s (and none the harness's package-level
+    ones): a program function named ``in`` or ``a0`` is called, not shadowed."""
     lines = []
     for i, param in enumerate(signature.params):
         lines += [
             f"var referee_a{i} {_value_type(param)}",
-            f"referee_arg(referee_in, &referee_a{i})",
+            f"referee_arg(referee_args, &referee_a{i})",
         ]
-    lines.append("referee_done(referee_in)")
+    lines.append("referee_done(referee_args)")
     args = ", ".join(
         f"referee_a{i}..." if p.startswith("...") else f"referee_a{i}"
         for i, p in enumerate(signature.params)
@@ -321,15 +321,17 @@ def _serving(signature: Signature) -> str:
     results = ", ".join(f"referee_r{i}" for i in range(len(signature.results)))
     call = f"{signature.name}({args})"
     lines.append(f"{results} := {call}" if results else call)
-    lines.append("referee_out.byte1(0)")
-    lines += [f"referee_result(referee_out, &referee_r{i})" for i in range(len(signature.results))]
+    lines.append("referee_reply.byte1(0)")
     lines += [
-        f"referee_result(referee_out, &referee_a{i})"
+        f"referee_result(referee_reply, &referee_r{i})" for i in range(len(signature.results))
+    ]
+    lines += [
+        f"referee_result(referee_reply, &referee_a{i})"
         for i in range(len(signature.params))
         if signature.goes_back(i)
     ]
     body = "".join(f"\t\t{line}\n" for line in lines)
-    head = "\tfunc(referee_in *referee_reader, referee_out *referee_writer) {\n"
+    head = "\tfunc(referee_args *referee_reader, referee_reply *referee_writer) {\n"
     return f"{head}{body}\t}},\n"
 
 
