@@ -18,7 +18,8 @@ from referee.sandbox.languages import RUNTIME_MOUNT, Language
 
 IMPORTCFG = f"{RUNTIME_MOUNT}/go/importcfg"
 ARCHIVE = "main.a"
-"""The compiled package the link step reads; dropped from the build with the sources."""
+"""The compiled package the link step reads; dropped from the build with the sources
+(`leftovers`)."""
 STEPS: tuple[tuple[str, ...], ...] = (
     # -complete: no assembly comes with the package (as `go build` says when it has none),
     # so a function without a body is the compiler's error, not a failed link
@@ -35,6 +36,12 @@ def steps(lang: Language, flags: list[str], runtime: Path | None) -> tuple[tuple
     if lang.name == "go" and not flags and _ready(lang, runtime):
         return STEPS
     return (lang.compile,) if lang.compile is not None else ()
+
+
+def leftovers(steps: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    """What ``steps`` leave beside the program that it must not keep (the compiled
+    package, holding the test's values on the test's side)."""
+    return (ARCHIVE,) if steps == STEPS else ()
 
 
 def _ready(lang: Language, runtime: Path | None) -> bool:

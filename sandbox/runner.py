@@ -362,9 +362,10 @@ class Sandbox:
         binds: dict[str, Path],
         program: Program,
         limits: Limits,
+        steps: tuple[tuple[str, ...], ...],
     ) -> CompileOutcome:
-        """Run the build's steps (`gobuild.steps`) until one fails; their outputs joined."""
-        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir)
+        """Run the build's ``steps`` (`gobuild.steps`) until one fails, all within the
+        compile time limit; their outputs joined."""
         if not steps:
             return CompileOutcome(status=CompileStatus.SKIPPED)
         outcome = CompileOutcome(status=CompileStatus.OK)
@@ -372,7 +373,10 @@ class Sandbox:
             argv = lang.argv(template, files, limits.compile_memory_mb)
             if template is lang.compile:
                 argv += program.build_flags
-            step = self._compile_step(lang, argv, box, binds, limits)
+            left = limits.compile_wall_s - outcome.wall_s
+            if left <= 0:
+                return outcome.model_copy(update={"status": CompileStatus.TIMEOUT})
+            step = self._compile_step(lang, argv, box, binds, limits, left)
             outcome = CompileOutcome(
                 status=step.status,
                 output=outcome.output + step.output,
@@ -394,6 +398,7 @@ class Sandbox:
         box: ProgramDir,
         binds: dict[str, Path],
         limits: Limits,
+        wall_s: float,
     ) -> CompileOutcome:
         ex = self.backend.execute(
             Command(
@@ -404,8 +409,8 @@ class Sandbox:
                 env=dict(lang.env),
                 stdin=b"",
                 files={},
-                wall_s=limits.compile_wall_s,
-                cpu_s=limits.compile_wall_s,
+                wall_s=wall_s,
+                cpu_s=wall_s,
                 memory_mb=limits.compile_memory_mb,
                 memory_rlimit="none" if lang.memory_rlimit == "none" else "data",
                 processes=_COMPILE_PROCESSES,
@@ -519,10 +524,11 @@ class Sandbox:
     ) -> CompileOutcome:
         """Compile ``files`` in ``box``; once built, the sources leave it and the build
         is kept (`BuildCache`) when the program allows."""
-        compiled = self._compile(lang, list(files), box, binds, program, limits)
+        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir)
+        compiled = self._compile(lang, list(files), box, binds, program, limits, steps)
         if compiled.status is CompileStatus.OK:
             box.sanitize()
-            box.drop([*files, gobuild.ARCHIVE] if lang.name == "go" else list(files))
+            box.drop([*files, *gobuild.leftovers(steps)])
             key = self._build_key(lang, files, program, limits)
             if key is not None:
                 self.builds.put(key, box.path(), compiled.output)

@@ -100,8 +100,10 @@ def test_the_quick_build_needs_the_installed_gos_library(installed: str, stale: 
     current = _runtime_with(installed)
     try:
         assert gobuild.steps(GO, [], current) == gobuild.STEPS
+        assert gobuild.leftovers(gobuild.STEPS) == (gobuild.ARCHIVE,)
         # another Go's archives, none at all, no runtime, build flags: `go build`
         assert gobuild.steps(GO, [], stale) == (GO.compile,)
+        assert gobuild.leftovers(gobuild.steps(GO, [], stale)) == ()
         assert gobuild.steps(GO, ["-race"], current) == (GO.compile,)
         assert gobuild.steps(GO, [], None) == (GO.compile,)
         (current / "go" / "importcfg").unlink()
