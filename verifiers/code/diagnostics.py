@@ -7,8 +7,10 @@ does not depend on declarations (Go, Rust, Java): what the program brings to the
 side (stubs of parsed types, its imports, which its own build holds too) parses wherever
 it is put, so an error of the parser in the test's lines, or in the fixed code of ours
 after them (a test left a brace open), is the reference's. C and C++ parse by their
-declarations (``T * x;``, ``f<int>(x)``): there an error of any kind may be the
-program's, and nothing is read here.
+declarations (``T * x;``, ``f<int>(x)``): there only what does not depend on them is
+read, an error of the lexer (an unterminated literal or comment, a stray character), an
+input that ends with a brace open, and a header that is not there (the program brings
+only standard headers known to exist).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class ParseError:
 
     line: int
     message: str
+    anywhere: bool = False
+    """The reference's wherever it is (a missing header: the program includes none)."""
 
 
 _GO = re.compile(r"(?m)^(?:\./)?main(?:_test)?\.go:(\d+):\d+: syntax error: (.*)$")
@@ -51,10 +55,18 @@ _JAVA_PARSER = re.compile(
 )
 """javac's parser errors (it stops before naming anything after one of them)."""
 
+_GCC = re.compile(r"(?m)^main\.(?:c|cpp):(\d+):\d+: (fatal error|error): (.*)$")
+_GCC_LEXER = re.compile(
+    r"missing terminating . character|unterminated comment|stray .{1,8} in program"
+    r"|expected .{1,80} at end of input"
+)
+"""gcc's errors that no declaration changes: the lexer's, and an unclosed brace."""
+_GCC_MISSING = re.compile(r".{1,256}: No such file or directory")
+
 
 def parse_errors(language: str, output: str) -> list[ParseError]:
     """The parser's errors in the main file that a build of ``language`` printed
-    (``output``); none for a language whose parse depends on declarations (C, C++)."""
+    (``output``); for C and C++, only those no declaration changes."""
     if language in ("go", "go_test"):
         matches = [*_GO.finditer(output)]
         if language == "go_test":
@@ -66,7 +78,16 @@ def parse_errors(language: str, output: str) -> list[ParseError]:
     if language == "java":
         found = (ParseError(int(m[1]), m[2]) for m in _JAVA.finditer(output))
         return [e for e in found if _JAVA_PARSER.fullmatch(e.message.strip())]
+    if language in ("c", "cpp"):
+        return [e for e in map(_gcc_error, _GCC.finditer(output)) if e is not None]
     return []
+
+
+def _gcc_error(found: re.Match[str]) -> ParseError | None:
+    line, kind, message = int(found[1]), found[2], found[3]
+    if kind == "fatal error" and _GCC_MISSING.fullmatch(message):
+        return ParseError(line, message, anywhere=True)
+    return ParseError(line, message) if _GCC_LEXER.match(message) else None
 
 
 def reference_parse_error(language: str, output: str, test_lines: range) -> ParseError | None:
@@ -75,6 +96,6 @@ def reference_parse_error(language: str, output: str, test_lines: range) -> Pars
     ``main`` calling it): an error there is something the test left open. What comes
     before it (imports, stubs) is not read as the test's."""
     errors = parse_errors(language, output)
-    if errors and all(e.line >= test_lines.start for e in errors):
+    if errors and all(e.anywhere or e.line >= test_lines.start for e in errors):
         return errors[0]
     return None

@@ -354,13 +354,16 @@ def _failed_build(report: RunReport, plan: Plan) -> _FailedBuild | None:
 
 def _require_test_parses(peer: CompileOutcome, plan: Plan) -> None:
     """Raise `ItemInvalid` when the tests' failed build (the program's built) stopped at
-    parse errors in the test's own lines: no program makes that test build."""
+    errors that are the test's own (`diagnostics`): no program makes that test build."""
     if plan.tester is None or plan.test_lines is None or peer.status is not CompileStatus.ERROR:
         return
     found = reference_parse_error(plan.tester.language, peer.output, plan.test_lines)
     if found is not None:
         lines = plan.test_lines
-        where = f"its line {found.line - lines.start + 1}" if found.line in lines else "its end"
-        raise ItemInvalid(
-            "invalid_reference", f"reference.test: does not parse ({where}: {found.message})"
-        )
+        if found.anywhere:
+            said = f"does not build ({found.message})"
+        elif found.line in lines:
+            said = f"does not parse (its line {found.line - lines.start + 1}: {found.message})"
+        else:
+            said = f"does not parse (its end: {found.message})"
+        raise ItemInvalid("invalid_reference", f"reference.test: {said}")

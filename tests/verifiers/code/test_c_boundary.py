@@ -213,7 +213,7 @@ def test_the_tests_side_gets_the_standard_headers_and_its_own_directives_first()
     leading directives (a feature macro, its includes) come before every header."""
     code = '#include <string.h>\n#include "mine.h"\n#include <sys/param.h>\n#include <math.h>\n'
     test = "#define _GNU_SOURCE\n#include <ctype.h>\n\nint main() {}\n#include <search.h>\n"
-    source = c.tester(code, "", test, []).source
+    source = c.tester(code, "", test, [])[0].source
     assert source.startswith("#define _GNU_SOURCE\n#include <ctype.h>\n")
     assert "#include <search.h>\n#include <string.h>\n#include <math.h>\n" in source
     assert "mine.h" not in source and "param" not in source

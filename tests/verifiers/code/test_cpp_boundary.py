@@ -129,7 +129,7 @@ def test_the_tests_side_gets_the_programs_standard_includes_only() -> None:
         '#include <vector>\n#include "mine.h"\n  #  include <zlib.h>\n#include <bits/stdc++.h>\n'
         "#include <sys/param.h>\nusing namespace std;\nusing std::string;\nusing std::cout;\n"
     )
-    source = cpp.tester(code, "", "int main() {}", []).source
+    source = cpp.tester(code, "", "int main() {}", [])[0].source
     assert "#include <vector>\n" in source and "#include <bits/stdc++.h>\n" in source
     assert "mine.h" not in source and "zlib" not in source and "param" not in source
     assert "using namespace std;\n" in source and "using std::string;\n" in source

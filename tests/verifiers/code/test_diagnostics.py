@@ -15,6 +15,7 @@ from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
 
 GO_RIGHT = "package main\n\nfunc Add(a int, b int) int { return a + b }"
 RUST_RIGHT = "fn add(a: i64, b: i64) -> i64 { a + b }"
+C_RIGHT = "int add(int a, int b) { return a + b; }"
 JAVA_RIGHT = "class Solution { static int add(int a, int b) { return a + b; } }"
 
 # (language, tool, right program, a test that does not parse, what the parser says)
@@ -40,6 +41,22 @@ UNPARSED = [
         "public class Main {\n    public static void main(String[] args) {\n"
         "        assert Solution.add(1, 2) == 3\n    }\n}\n",
         "its line 3: ';' expected",
+    ),
+    (  # C and C++: what no declaration changes, the lexer's errors...
+        "c", "gcc", C_RIGHT,
+        "#include <assert.h>\nint main(void) {\n  assert(add(1, 2) == 3) @;\n  return 0;\n}\n",
+        "does not parse (its line 3: stray",
+    ),
+    (  # ... a header that is not there (the program includes only standard ones)...
+        "c", "gcc", C_RIGHT,
+        '#include <assert.h>\n#include "solution.h"\nint main(void) { return add(1, 2) != 3; }\n',
+        "does not build (solution.h: No such file or directory)",
+    ),
+    (  # ... and a brace left open, found at the end of the input
+        "cpp", "g++", C_RIGHT,
+        "#include <cassert>\nint h(int x) { if (x) { return 1; }\n"
+        "int main() { assert(add(1, 2) == 3); }\n",
+        "does not parse (its end: expected",
     ),
     (  # MultiPL-E's shape: the test goes on inside the program's open class
         "java", "javac",
@@ -69,7 +86,7 @@ def test_a_test_that_does_not_parse_is_the_references_fault(
     [result] = score_many([code_item(fenced(right, language), {"test": test}, language=language)])
     assert result.status is Status.INVALID, result
     assert result.error is not None and result.error.code == "invalid_reference"
-    assert result.error.message.startswith("reference.test: does not parse ("), result.error
+    assert result.error.message.startswith("reference.test: does not "), result.error
     assert said in result.error.message, result.error
 
 
@@ -80,6 +97,14 @@ WRONG_SIGNATURE = [
         "package main\nfunc main() {\n    if Add(1, 2) != 3 { panic(\"x\") }\n}\n",
     ),
     ("rust", "rustc", "fn add(a: &str) -> i64 { 0 }", "fn main() { assert_eq!(add(1, 2), 3); }"),
+    (  # C and C++: a type error, and a call the program's declarations parse otherwise
+        "c", "gcc", "struct s { int x; };\nint add(const char *a) { return a[0]; }",
+        "#include <assert.h>\nint main(void) { assert(add(1, 2) == 3); return 0; }",
+    ),
+    (
+        "cpp", "g++", "int add(int a, int b) { return a + b; }",
+        "#include <cassert>\nint main() { assert(add<int>(1, 2) == 3); }",
+    ),
     (
         "java", "javac", "class Solution { static String add(String a) { return a; } }",
         "public class Main { public static void main(String[] a) {\n"
@@ -132,9 +157,16 @@ def test_a_program_that_does_not_build_is_its_zero_whatever_its_test(
         ("java", "Main.java:7: error: cannot find symbol", range(3, 9), None),
         ("java", "Main.java:7: error: unexpected type", range(3, 9), None),
         ("java", "Main.java:7: error: reached end of file while parsing", range(3, 9), 7),
-        # C and C++ parse by their declarations: nothing is concluded
+        # C and C++ parse by their declarations: only what none changes is concluded
         ("c", "main.c:4:5: error: expected ';' before '}' token", range(3, 9), None),
         ("cpp", "main.cpp:4:5: error: expected primary-expression", range(3, 9), None),
+        ("c", "main.c:9:3: error: stray \u2018@\u2019 in program", range(3, 9), 9),
+        ("c", "main.c:4:1: error: unterminated comment", range(3, 9), 4),
+        ("c", 'main.c:2:9: error: missing terminating " character', range(3, 9), None),
+        ("cpp", "main.cpp:40:1: error: expected \u2018}\u2019 at end of input", range(3, 9), 40),
+        # a header that is not there is the reference's wherever it is included
+        ("c", "main.c:2:10: fatal error: sol.h: No such file or directory", range(3, 9), 2),
+        ("c", "main.c:5:1: error: unknown type name \u2018Node\u2019", range(3, 9), None),
     ],
 )
 def test_parse_errors_are_read_where_they_are(

@@ -51,7 +51,7 @@ from referee.sandbox import Program
 from referee.verifiers.code import native
 from referee.verifiers.code.boundary import declarations
 from referee.verifiers.code.boundary.declarations import ZEROED, Refused
-from referee.verifiers.code.boundary.sides import Sides
+from referee.verifiers.code.boundary.sides import Sides, lines_after
 
 HEADER = "referee_boundary.h"
 TEST_MAIN = "referee_test_main"
@@ -276,7 +276,7 @@ def _ctype(text: str | None, result: bool) -> CType | None:
 def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`."""
     exported = signatures(code, test, setup)
-    return Sides(program(code, setup, exported), tester(code, setup, test, exported))
+    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
@@ -296,22 +296,27 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
     return Program(language="c", source=source, files=_header())
 
 
-def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Program:
-    """The test's side: the test's leading directives and its includes, the program's
-    standard includes, ``setup``, a ``static`` stub for every ``exported`` function,
-    then ``test`` with our ``assert`` and its ``main`` run by ``referee_run_test``, which
-    prints the verdict."""
+def tester(code: str, setup: str, test: str, exported: list[Signature]) -> tuple[Program, range]:
+    """The test's side (and the lines of its source that hold the test, its leading
+    directives as blank lines): those directives and the test's includes, the program's standard
+    includes, ``setup``, a ``static`` stub for every ``exported`` function, then ``test``
+    with our ``assert`` and its ``main`` run by ``referee_run_test``, which prints the
+    verdict."""
     lead, body = _prologue(test)
     includes = "".join(f"#include <{n}>\n" for n in dict.fromkeys(_INCLUDE.findall(body)))
     base = "".join(f"#include <{name}>\n" for name in _BASE_HEADERS)
     stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
+    header = f'#include "{HEADER}"\n'
+    before = f"{lead}{includes}{_includes(code)}{base}{header}{setup}\n{stubs}{_ASSERTS}"
+    # the leading directives' lines kept as blank ones: a compiler's line in the test is
+    # the test's own line
+    renamed = "\n" * lead.count("\n") + native.rename_main(body, TEST_MAIN)
     source = (
-        f'{lead}{includes}{_includes(code)}{base}#include "{HEADER}"\n{setup}\n{stubs}'
-        f"{_ASSERTS}{native.rename_main(body, TEST_MAIN)}\n"
-        "int main(int argc, char **argv) {\n"
+        f"{before}{renamed}\nint main(int argc, char **argv) {{\n"
         f"    return referee_run_test((int (*)(int, char **)){TEST_MAIN}, argc, argv);\n}}\n"
     )
-    return Program(language="c", source=source, files=_header(), build_flags=[ZEROED])
+    built = Program(language="c", source=source, files=_header(), build_flags=[ZEROED])
+    return built, lines_after(before, renamed)
 
 
 _ASSERTS = (

@@ -41,7 +41,7 @@ from referee.sandbox import Program
 from referee.verifiers.code import native
 from referee.verifiers.code.boundary import declarations
 from referee.verifiers.code.boundary.declarations import ZEROED, Refused
-from referee.verifiers.code.boundary.sides import Sides
+from referee.verifiers.code.boundary.sides import Sides, lines_after
 
 HEADER = "referee_boundary.hpp"
 TEST_MAIN = "referee_test_main"
@@ -136,7 +136,7 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
 def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`."""
     exported = signatures(code, test, setup)
-    return Sides(program(code, setup, exported), tester(code, setup, test, exported))
+    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
@@ -167,24 +167,27 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
     return Program(language="cpp", source=source, files=_header())
 
 
-def tester(code: str, setup: str, test: str, exported: list[Signature]) -> Program:
-    """The test's side: the program's standard includes, ``setup``, a stub for every
-    ``exported`` function, then ``test`` with our ``assert`` and its ``main`` run by
-    ``run_test``, which prints the verdict."""
+def tester(code: str, setup: str, test: str, exported: list[Signature]) -> tuple[Program, range]:
+    """The test's side (and the lines of its source that hold the test): the program's
+    standard includes, ``setup``, a stub for every ``exported`` function, then ``test``
+    with our ``assert`` and its ``main`` run by ``run_test``, which prints the verdict."""
     stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
     names = "".join(f"using {_NAMESPACE}::{n};\n" for n in dict.fromkeys(s.name for s in exported))
     stubs = f"namespace {_NAMESPACE} {{\n{stubs}}}\n{names}"
     base = "".join(f"#include <{name}>\n" for name in _BASE_HEADERS)
     probe = _probe(exported)
+    header = f'#include "{HEADER}"\n'
+    before = f"{base}{_includes(code)}{header}{_usings(code)}{setup}\n{stubs}{_ASSERTS}"
+    renamed = native.rename_main(test, TEST_MAIN)
     source = (
-        f'{base}{_includes(code)}#include "{HEADER}"\n{_usings(code)}{setup}\n{stubs}'
-        f"{_ASSERTS}{native.rename_main(test, TEST_MAIN)}\n{probe}"
+        f"{before}{renamed}\n{probe}"
         f"int main(int argc, char **argv) {{\n    referee_boundary::start();\n"
         f"{_FLUSH_COUT}{_probed(exported)}"
         "    return referee_boundary::run_test(\n"
         f"        reinterpret_cast<int (*)(int, char **)>(&{TEST_MAIN}), argc, argv);\n}}\n"
     )
-    return Program(language="cpp", source=source, files=_header(), build_flags=[ZEROED])
+    built = Program(language="cpp", source=source, files=_header(), build_flags=[ZEROED])
+    return built, lines_after(before, renamed)
 
 
 _FLUSH_COUT = (

@@ -10,11 +10,11 @@ from referee.sandbox import Program
 class Sides(NamedTuple):
     """The program's side, the test's, and the lines of the test's main source that hold
     the test's own text (`diagnostics.reference_parse_error` reads a failed build by
-    them); None where a parse error tells nothing (C, C++)."""
+    them)."""
 
     program: Program
     tester: Program
-    test_lines: range | None = None
+    test_lines: range
 
 
 def lines_after(prefix: str, text: str) -> range:
