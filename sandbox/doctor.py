@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from referee.sandbox import cgroups, languages, toolchains
+from referee.sandbox import cgroups, gobuild, languages, toolchains
 from referee.sandbox.backends import create
 from referee.sandbox.runner import Sandbox
 from referee.sandbox.settings import SandboxSettings
@@ -130,8 +130,17 @@ def _check_language(sandbox: Sandbox, lang: languages.Language, smoke: bool) -> 
     missing = toolchains.missing_tools(lang, runtime=sandbox.settings.runtime_dir)
     if missing:
         return Check(component, False, "missing: " + ", ".join(missing))
-    if not smoke:
-        return Check(component, True, "toolchain present (not run)")
+    present = Check(component, True, "toolchain present (not run)")
+    checked = _check_run(sandbox, lang) if smoke else present
+    if lang.name != "go":
+        return checked
+    why = gobuild.unready(lang, sandbox.settings.runtime_dir)
+    built = "against the runtime's library" if why is None else f"by go build: {why}"
+    return Check(component, checked.ok, f"{checked.detail}; builds {built}")
+
+
+def _check_run(sandbox: Sandbox, lang: languages.Language) -> Check:
+    component = f"language {lang.name}"
     report = sandbox.run(Program(language=lang.name, source=HELLO[lang.name]), [Case()])
     if report.sandbox_status is not SandboxStatus.OK:
         return Check(component, False, report.message)

@@ -34,7 +34,7 @@ def steps(lang: Language, flags: list[str], runtime: Path | None) -> tuple[tuple
     """The build of ``lang`` (argv templates, run in order): the quick one for Go where
     the runtime holds the installed Go's standard library and no build flags are asked
     for, else the language's own compile (none for an interpreted language)."""
-    if lang.name == "go" and not flags and _ready(lang, runtime):
+    if not flags and unready(lang, runtime) is None:
         return STEPS
     return (lang.compile,) if lang.compile is not None else ()
 
@@ -45,16 +45,25 @@ def leftovers(steps: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
     return (ARCHIVE,) if steps == STEPS else ()
 
 
-def _ready(lang: Language, runtime: Path | None) -> bool:
-    """Whether ``runtime`` holds the standard library of the Go installed now (archives
-    of another version would fail every build)."""
+def unready(lang: Language, runtime: Path | None) -> str | None:
+    """Why ``lang``'s builds here are not quick ones (None: they are), for ``steps`` and
+    ``referee doctor``: archives of another Go would fail every build."""
+    if lang.name != "go":
+        return "not Go"
     if runtime is None:
-        return False
+        return "no runtime (REFEREE_SANDBOX_RUNTIME_DIR)"
     try:
         built = (runtime / "go" / "VERSION").read_text().strip()
-        return built == _installed(lang) and (runtime / "go" / "importcfg").is_file()
+        installed = _installed(lang)
+        listed = (runtime / "go" / "importcfg").is_file()
     except OSError:
-        return False
+        return "the runtime holds no Go library (scripts/build-runtime.sh builds it)"
+    if built != installed or not listed:
+        return (
+            f"the runtime's Go library is {built}'s and {installed} is installed: "
+            "scripts/build-runtime.sh builds it again"
+        )
+    return None
 
 
 def _installed(lang: Language) -> str | None:

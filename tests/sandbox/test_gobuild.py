@@ -21,6 +21,7 @@ from referee.sandbox import (
     gobuild,
     languages,
 )
+from referee.sandbox.doctor import check_host
 from tests.conftest import require
 
 from .conftest import FAST
@@ -156,3 +157,18 @@ def test_what_does_not_build_quickly_says_why(built: Path, source: str, said: st
     assert report.compile is not None and report.compile.status is CompileStatus.ERROR
     assert said in report.compile.output, report.compile.output
     assert report.cases == []
+
+
+@pytest.mark.parametrize("runtime", ["built", "stale", "none"])
+def test_the_doctor_says_how_go_builds(runtime: str, request: pytest.FixtureRequest) -> None:
+    """A runtime left behind by an upgraded Go slows every build without failing one:
+    ``referee doctor`` says so, and what to run."""
+    root = None if runtime == "none" else request.getfixturevalue(runtime)
+    report = check_host(SandboxSettings(backend="bwrap", runtime_dir=root), smoke=False)
+    [go] = [c for c in report if c.component == "language go"]
+    said = {
+        "built": "builds against the runtime's library",
+        "stale": "builds by go build: the runtime's Go library is go1.0's",
+        "none": "builds by go build: no runtime",
+    }
+    assert go.ok and said[runtime] in go.detail, go
