@@ -6,11 +6,14 @@ brings to the test's side never makes the test look unparsable."""
 from __future__ import annotations
 
 import shutil
+from types import ModuleType
 
 import pytest
 
 from referee.verifiers import Status
 from referee.verifiers.code import diagnostics, rust_source
+from referee.verifiers.code.boundary import c, cpp
+from referee.verifiers.code.boundary.declarations import Refused
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
 
 GO_RIGHT = "package main\n\nfunc Add(a int, b int) int { return a + b }"
@@ -202,3 +205,20 @@ def test_a_nested_comment_in_a_programs_use_does_not_break_its_test(
     )
     [result] = score_many([code_item(fenced(program, "rust"), {"test": test}, language="rust")])
     assert result.status is Status.OK and result.reward == 1.0, result
+
+
+@pytest.mark.parametrize(
+    ("module", "code"),
+    [
+        (c, "int f(__typeof__(({1;})) x) { return x; }"),
+        (c, "int f(struct {int a;} *p) { return 0; }"),
+        (cpp, "int f(decltype([]{ return 1; }()) x) { return x; }"),
+        (cpp, "using T = decltype([]{ return 1; }());\nint f(T x) { return x; }"),
+    ],
+)
+def test_no_signature_brings_a_brace_to_the_tests_side(module: ModuleType, code: str) -> None:
+    """A brace left open on the test's side is the reference's (`diagnostics`); a type the
+    stubs would copy with a brace in it (a statement expression, an anonymous struct, a
+    lambda in ``decltype``, through an alias too) is refused before anything is built."""
+    with pytest.raises(Refused):
+        module.signatures(code, "int main() { f(1); }")
