@@ -42,6 +42,9 @@ class Verdict:
     diff: str | None = None
     stderr: str | None = None
     flags: tuple[str, ...] = ()
+    exercised: bool = True
+    """False for a linked test that passed without calling the program (the tester says
+    so: `assembly.TestVerdict.called`): it would pass whatever the program is."""
 
     def as_details(self) -> dict[str, Any]:
         """The JSON shape in ``details.cases``: empty fields are left out."""
@@ -101,6 +104,11 @@ def judge_linked(program: CaseOutcome, tester: CaseOutcome, key: str) -> Verdict
     verdict = assembly.read_verdict(tester.stdout, key) if ok else None
     if verdict is not None and verdict.harness_error:
         raise ItemInvalid("invalid_reference", f"reference.test: {verdict.harness_error}")
+    if verdict is not None and not verdict.called:
+        if not verdict.passed:  # its setup raised, a name it never imported, assert False
+            said = f"fails without calling the program: {verdict.message}"
+            raise ItemInvalid("invalid_reference", f"reference.test: {said}")
+        return Verdict("passed", 1.0, time_s, flags=verdict.flags, exercised=False)
     if verdict is not None and verdict.passed:
         return Verdict("passed", 1.0, time_s, flags=verdict.flags)
     flags = verdict.flags if verdict is not None else ()

@@ -181,6 +181,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             judge(case, mine, suite, rules, peer)
             for case, (mine, peer) in zip(suite.cases, runs, strict=False)
         ]
+        _require_exercised(verdicts)
         outcomes = [mine for mine, _ in runs]
         if suite.checker is not None:
             end_by = runs_end(began, CHECKER_SHARE)
@@ -314,6 +315,15 @@ def _failed(
         elif judge(suite.cases[index], mine, suite, rules, peer).score < 1.0:
             return True
     return False
+
+
+def _require_exercised(verdicts: Sequence[Verdict]) -> None:
+    """Raise `ItemInvalid` when every case passed without its test calling the program
+    (``{"tests": ["assert True"]}``, a test of imports): the reference checks nothing,
+    and any answer, none included, would score 1."""
+    if verdicts and not any(v.exercised for v in verdicts):
+        said = "no test calls the program: any answer would pass"
+        raise ItemInvalid("invalid_reference", f"reference.test: {said}")
 
 
 def _encodable(code: str) -> bool:

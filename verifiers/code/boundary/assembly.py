@@ -38,6 +38,12 @@ class TestVerdict:
     message: str = ""
     flags: tuple[str, ...] = field(default=())
     harness_error: str = ""
+    called: bool = True
+    """Whether the test asked the program anything. Only Python's and JavaScript's
+    testers say: their test's names are found from its own text, so a verdict reached
+    without a call is the test's alone. A compiled tester's is not (it is built with the
+    program's declarations: ``sizeof(f(1))`` reads one without a call), nor bash's (it
+    knows the program's functions from the program)."""
 
 
 @cache
@@ -372,6 +378,7 @@ def read_verdict(stdout: str, key: str) -> TestVerdict | None:
                 message=str(data.get("message", "")),
                 flags=tuple(str(f) for f in data.get("flags", ())),
                 harness_error=str(data.get("harness_error", "")),
+                called=data.get("called") is not False,
             )
     return None
 

@@ -11,7 +11,8 @@
 //   prints the verdict as the last line once nothing is left to run (an async test's
 //   promises and callbacks included): VERDICT_MARK, the key (the host's, per item: a
 //   line the program made the test print never carries it), and {"passed", "message",
-//   "flags", "harness_error"}. A test that ends the process (process.exit) gets a verdict
+//   "flags", "harness_error", "called"} (called: whether the test asked the program
+//   anything). A test that ends the process (process.exit) gets a verdict
 //   too: it passes on status 0, as a Python test's sys.exit(0) does.
 //
 // Plain values: null, booleans, strings, numbers ({"f": "NaN"|"Infinity"|"-Infinity"|
@@ -259,7 +260,9 @@ class HarnessError extends Error {}
 const ERRORS = { Error, TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError };
 
 function makeLink(channel) {
-  const link = { gone: false, flags: new Set() };
+  // called: whether the test asked the program anything (a verdict reached without it is
+  // the test's alone, whatever the program is)
+  const link = { gone: false, called: false, flags: new Set() };
   link.request = (request) => link.answer(link.exchange(request));
   // A call's result, after the changes the program made to its array, object, Map and Set
   // arguments were made to the tests' own (JavaScript's semantics: sorting the array it was
@@ -274,6 +277,7 @@ function makeLink(channel) {
     return link.answer(reply);
   };
   link.exchange = (request) => {
+    link.called = true;
     if (link.gone) throw new ProgramGone("the program is no longer running");
     let line = null;
     try {
@@ -370,6 +374,7 @@ function test() {
     }
     verdict.message = verdict.message.slice(0, 300);
     verdict.flags = Array.from(link.flags).sort();
+    verdict.called = link.called;
     fs.writeSync(1, "\n" + VERDICT_MARK + spec.key + " " + JSON.stringify(verdict) + "\n");
     process.exitCode = 0; // the verdict says how the test ended: the tester did not fail
   });

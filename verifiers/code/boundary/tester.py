@@ -14,7 +14,8 @@ it or testing it for truth raises, so an always-equal object fails instead of pa
 When the program dies, every later request fails and the run fails whatever the test code
 catches. The last line of stdout is the verdict: `VERDICT_MARK`, the spec's ``key`` (the
 host's, per item: a line the program made the test print, however the test ends, never
-carries it) and a JSON object ``{"passed", "message", "flags", "harness_error"}``.
+carries it) and a JSON object ``{"passed", "message", "flags", "harness_error",
+"called"}`` (``called``: whether the test asked the program anything).
 """
 
 import builtins
@@ -67,6 +68,9 @@ class Link:
         self.reader = reader
         self.writer = writer
         self.gone = False
+        self.called = False
+        """Whether the test asked the program anything: a verdict reached without it
+        is the test's alone, whatever the program is."""
         self.flags: set[str] = set()
         self.nodes = NO_NODES
         """The setup's classes, whose objects cross by value (set once setup ran)."""
@@ -117,6 +121,7 @@ class Link:
         return built
 
     def exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.called = True
         if self.gone:
             raise ProgramGone("the program is no longer running")
         try:
@@ -292,6 +297,7 @@ def run(spec: dict[str, Any], test: str, link: Link) -> dict[str, Any]:
     if not verdict["passed"]:
         link.flags |= link.arrived
     verdict["flags"] = sorted(link.flags)
+    verdict["called"] = link.called
     return verdict
 
 

@@ -1,0 +1,111 @@
+"""A Python, JavaScript or TypeScript test that reaches its verdict without calling the
+program is the reference's (`assembly.TestVerdict.called`): one that fails would score
+every answer 0 (a setup that raises, a module that is not there, ``assert False``), one
+that passes in every case would score any answer 1, none included. Both are
+``invalid_reference``; a test that called the program keeps its verdict, however the
+program ended."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.verifiers import Status
+from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
+
+PROGRAMS = {
+    "python3": "def g(x):\n    return 5",
+    "javascript": "function g(x) { return 5; }",
+    "typescript": "function g(x: number): number { return 5; }",
+}
+CALLS = {
+    "python3": "assert g(1) == 5",
+    "javascript": "if (g(1) !== 5) throw new Error('wrong');",
+    "typescript": "if (g(1) !== 5) throw new Error('wrong');",
+}
+FAILS_ALONE = {
+    "python3": "assert 1 == 2",
+    "javascript": "throw new Error('always');",
+    "typescript": "throw new Error('always');",
+}
+PASSES_ALONE = {
+    "python3": "assert True",
+    "javascript": "const unused = 1;",
+    "typescript": "const unused: number = 1;",
+}
+MISSING_MODULE = {
+    "python3": "import referee_no_such_module",
+    "javascript": "const m = require('referee_no_such_module');",
+    "typescript": "const m = require('referee_no_such_module');",
+}
+LANGUAGES = sorted(PROGRAMS)
+
+# (row, reference for a language, expected message part or None for a reward of 1.0)
+ROWS: list[tuple[str, Any, str | None]] = [
+    ("a test that fails alone", lambda lang: {"tests": [FAILS_ALONE[lang]]}, "fails without"),
+    (
+        "a failing case beside calling ones",
+        lambda lang: {"tests": [CALLS[lang], FAILS_ALONE[lang]]},
+        "fails without",
+    ),
+    (
+        "a setup that raises",
+        lambda lang: {"tests": [CALLS[lang]], "setup": MISSING_MODULE[lang]},
+        "referee_no_such_module",
+    ),
+    ("a test that passes alone", lambda lang: {"tests": [PASSES_ALONE[lang]]}, "no test calls"),
+    (
+        "only cases that pass alone",
+        lambda lang: {"tests": [PASSES_ALONE[lang], PASSES_ALONE[lang]]},
+        "no test calls",
+    ),
+    ("a test that calls", lambda lang: {"tests": [CALLS[lang]]}, None),
+    (
+        "a case that passes alone beside one that calls",
+        lambda lang: {"tests": [PASSES_ALONE[lang], CALLS[lang]]},
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize(("row", "reference", "said"), ROWS, ids=[r[0] for r in ROWS])
+def test_a_verdict_reached_without_the_program_is_the_references(
+    score_many: ScoreMany, language: str, row: str, reference: Any, said: str | None
+) -> None:
+    item = code_item(fenced(PROGRAMS[language], ""), reference(language), language=language)
+    (result,) = score_many([item])
+    if said is None:
+        assert (result.status, result.reward) == (Status.OK, 1.0), result.error
+        return
+    assert result.status == Status.INVALID, (result.reward, result.details)
+    assert result.error is not None and result.error.code == "invalid_reference"
+    assert said in result.error.message and "reference.test" in result.error.message
+
+
+# A program cannot make a test that calls it look uncalled: dying before the call, or
+# defining nothing, is the program's 0.
+DYING = {
+    "python3": "import os\nos._exit(3)",
+    "javascript": "process.exit(3);",
+    "typescript": "process.exit(3);",
+}
+RAISING = {
+    "python3": "raise SystemExit('bye')",
+    "javascript": "throw new Error('bye');",
+    "typescript": "throw new Error('bye');",
+}
+EMPTY = {"python3": "x = 1", "javascript": "const x = 1;", "typescript": "const x: number = 1;"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("programs", [DYING, RAISING, EMPTY], ids=["dies", "raises", "empty"])
+def test_a_program_that_fails_a_calling_test_scores_zero(
+    score_many: ScoreMany, language: str, programs: dict[str, str]
+) -> None:
+    item = code_item(
+        fenced(programs[language], ""), {"tests": [CALLS[language]]}, language=language
+    )
+    (result,) = score_many([item])
+    assert (result.status, result.reward) == (Status.OK, 0.0), result.error
