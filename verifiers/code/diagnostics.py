@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
+
+from referee.verifiers.code.boundary.sides import SetupPlace
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class ParseError:
     """The reference's wherever it is (a missing header: the program includes none)."""
 
 
-_GO = re.compile(r"(?m)^(?:\./)?main(?:_test)?\.go:(\d+):\d+: syntax error: (.*)$")
+_GO = r"(?m)^(?:\./)?{file}:(\d+):\d+: syntax error: (.*)$"
 """The compiler's syntax errors (``./`` before the file under ``go build``)."""
 _GO_TEST = re.compile(
     r"(?m)^main_test\.go:(\d+):\d+: ((?:expected |illegal character|.* not terminated).*)$"
@@ -45,7 +48,7 @@ _RUST_PARSER = re.compile(
 """How rustc's parser and ``macro_rules`` matcher (the test's ``assert!`` arguments)
 begin their errors."""
 
-_JAVA = re.compile(r"(?m)^Main\.java:(\d+): error: (.*)$")
+_JAVA = r"(?m)^{file}:(\d+): error: (.*)$"
 _JAVA_PARSER = re.compile(
     r"(?!unexpected ).* expected|illegal start of (?:expression|type|statement)"
     r"|reached end of file while parsing|not a statement|unclosed (?:string|character|comment"
@@ -55,7 +58,7 @@ _JAVA_PARSER = re.compile(
 )
 """javac's parser errors (it stops before naming anything after one of them)."""
 
-_GCC = re.compile(r"(?m)^main\.(?:c|cpp):(\d+):\d+: (fatal error|error): (.*)$")
+_GCC = r"(?m)^{file}:(\d+):\d+: (fatal error|error): (.*)$"
 _GCC_LEXER = re.compile(
     r"missing terminating . character|unterminated comment|stray .{1,8} in program"
     r"|expected .{1,80} at end of input"
@@ -64,22 +67,42 @@ _GCC_LEXER = re.compile(
 _GCC_MISSING = re.compile(r".{1,256}: No such file or directory")
 
 
-def parse_errors(language: str, output: str) -> list[ParseError]:
-    """The parser's errors in the main file that a build of ``language`` printed
-    (``output``); for C and C++, only those no declaration changes."""
+_MAIN_FILES = {
+    "go": r"main\.go",
+    "go_test": r"main(?:_test)?\.go",
+    "java": r"Main\.java",
+    "c": r"main\.c",
+    "cpp": r"main\.cpp",
+}
+
+
+@cache
+def _in_file(pattern: str, language: str, file: str | None) -> re.Pattern[str]:
+    """``pattern`` for errors in ``file`` (None: ``language``'s main source)."""
+    name = _MAIN_FILES[language] if file is None else re.escape(file)
+    return re.compile(pattern.replace("{file}", name))
+
+
+def parse_errors(language: str, output: str, file: str | None = None) -> list[ParseError]:
+    """The parser's errors in ``file`` (None: the main source) that a build of
+    ``language`` printed (``output``); for C and C++, only those no declaration
+    changes. Rust's are read in its main source only."""
     if language in ("go", "go_test"):
-        matches = [*_GO.finditer(output)]
-        if language == "go_test":
+        matches = [*_in_file(_GO, language, file).finditer(output)]
+        if language == "go_test" and file is None:
             matches += _GO_TEST.finditer(output)
         return sorted((ParseError(int(m[1]), m[2]) for m in matches), key=lambda e: e.line)
-    if language == "rust":
+    if language == "rust" and file is None:
         found = (ParseError(int(m[2]), m[1]) for m in _RUST.finditer(output))
         return [e for e in found if _RUST_PARSER.match(e.message)]
     if language == "java":
-        found = (ParseError(int(m[1]), m[2]) for m in _JAVA.finditer(output))
+        found = (
+            ParseError(int(m[1]), m[2]) for m in _in_file(_JAVA, language, file).finditer(output)
+        )
         return [e for e in found if _JAVA_PARSER.fullmatch(e.message.strip())]
     if language in ("c", "cpp"):
-        return [e for e in map(_gcc_error, _GCC.finditer(output)) if e is not None]
+        matched = _in_file(_GCC, language, file).finditer(output)
+        return [e for e in map(_gcc_error, matched) if e is not None]
     return []
 
 
@@ -99,3 +122,13 @@ def reference_parse_error(language: str, output: str, test_lines: range) -> Pars
     if errors and all(e.anywhere or e.line >= test_lines.start for e in errors):
         return errors[0]
     return None
+
+
+def setup_parse_error(language: str, output: str, place: SetupPlace) -> ParseError | None:
+    """The first parse error in the lines of the program's build that hold the
+    reference's setup (``place``), when its build failed there: the setup comes before
+    anything of the program's (Go's in a file of its own, which Go parses alone), and
+    none of those errors depends on what follows (C's and C++'s are the lexer's, or a
+    header the setup includes that is not there), so no program would build."""
+    found = parse_errors(language, output, place.file)
+    return next((e for e in found if e.line in place.lines), None)

@@ -23,7 +23,7 @@ from referee.sandbox import Case, Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, java_source, js_source, kotlin_source, multipl_e
 from referee.verifiers.code.boundary import assembly, c, cpp, go, java, rust
-from referee.verifiers.code.boundary.sides import Sides
+from referee.verifiers.code.boundary.sides import SetupPlace, Sides
 from referee.verifiers.code.suite import Suite
 
 RESULT_MARK = "@@referee-result@@ "
@@ -91,6 +91,9 @@ class Plan:
     test_lines: range | None = None
     """The lines of the tester's main source holding the test's own text, where the
     language's parse errors are the test's (`diagnostics`)."""
+    setup_place: SetupPlace | None = None
+    """Where the program's build holds the reference's setup, for the languages where its
+    parse errors there are the setup's (`diagnostics.setup_parse_error`)."""
 
 
 _SPLIT: dict[str, Callable[[str, str, str], Sides]] = {
@@ -119,7 +122,12 @@ def build_plan(suite: Suite, code: str, language: str, key: str) -> Plan:
         sides = split(*multipl_e.finished(code, suite.test), suite.setup)
         cases = [Case(stdin=f"{key}\n")]
         return Plan(
-            sides.program, cases, sides.tester, verdict_key=key, test_lines=sides.test_lines
+            sides.program,
+            cases,
+            sides.tester,
+            verdict_key=key,
+            test_lines=sides.test_lines,
+            setup_place=sides.setup_place,
         )
     if suite.kind == "function":
         driver = _CALL_DRIVER.format(

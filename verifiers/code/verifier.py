@@ -44,7 +44,7 @@ from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_sco
 from referee.verifiers.code.boundary.declarations import Refused
 from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
-from referee.verifiers.code.diagnostics import reference_parse_error
+from referee.verifiers.code.diagnostics import reference_parse_error, setup_parse_error
 from referee.verifiers.code.extraction import Extraction, extract_any, extract_code
 from referee.verifiers.code.harness import Plan, build_plan, check_supported
 from referee.verifiers.code.runtime import SandboxHandle, handle_of, require_ok
@@ -355,11 +355,26 @@ def _failed_build(report: RunReport, plan: Plan) -> _FailedBuild | None:
         if compiled is not None and compiled.status in (CompileStatus.ERROR, CompileStatus.TIMEOUT):
             if compiled is peer:
                 _require_test_parses(peer, plan)
+            else:
+                _require_setup_parses(compiled, plan)
             text = compiled.output[-COMPILE_OUTPUT_CHARS:] or f"compile {compiled.status.value}"
             return compiled.status, text, meaning
     if peer is not None and peer.status is CompileStatus.TIMEOUT:
         raise ItemTimeout("the tests' build ran out of time")
     return None
+
+
+def _require_setup_parses(compiled: CompileOutcome, plan: Plan) -> None:
+    """Raise `ItemInvalid` when the program's failed build stopped at errors in the
+    reference's setup, which comes before anything of the program's (`diagnostics`)."""
+    place = plan.setup_place
+    if place is None or compiled.status is not CompileStatus.ERROR:
+        return
+    found = setup_parse_error(plan.program.language, compiled.output, place)
+    if found is not None:
+        line = found.line - place.lines.start + 1
+        said = f"does not parse (its line {line}: {found.message})"
+        raise ItemInvalid("invalid_reference", f"reference.setup: {said}")
 
 
 def _require_test_parses(peer: CompileOutcome, plan: Plan) -> None:

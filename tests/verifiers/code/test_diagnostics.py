@@ -14,6 +14,8 @@ from referee.verifiers import Status
 from referee.verifiers.code import diagnostics, rust_source
 from referee.verifiers.code.boundary import c, cpp
 from referee.verifiers.code.boundary.declarations import Refused
+from referee.verifiers.code.boundary.go import SETUP
+from referee.verifiers.code.boundary.sides import SetupPlace
 from tests.verifiers.code.conftest import ScoreMany, code_item, fenced
 
 GO_RIGHT = "package main\n\nfunc Add(a int, b int) int { return a + b }"
@@ -222,3 +224,106 @@ def test_no_signature_brings_a_brace_to_the_tests_side(module: ModuleType, code:
     lambda in ``decltype``, through an alias too) is refused before anything is built."""
     with pytest.raises(Refused):
         module.signatures(code, "int main() { f(1); }")
+
+
+GO_TEST = 'package main\nfunc main() {\n    if Add(1, 2) != 3 { panic("x") }\n}\n'
+RUST_TEST = "fn main() { assert_eq!(add(1, 2), 3); }"
+C_TEST = "#include <assert.h>\nint main(void) { assert(add(1, 2) == 3); return 0; }\n"
+JAVA_TEST = (
+    "public class Main { public static void main(String[] a) {\n"
+    "    if (Solution.add(1, 2) != 3) throw new AssertionError(); } }"
+)
+
+# (language, tool, right program, test, a setup that does not parse, what is said)
+UNPARSED_SETUP = [
+    ("go", "go", GO_RIGHT, GO_TEST, "func helper( {}", "its line 1: unexpected {"),
+    (  # its own file: a package clause, or none (one is added), the lines its own
+        "go", "go", GO_RIGHT, GO_TEST, "package main\n\nvar x = [}\n", "its line 3: unexpected }",
+    ),
+    (
+        "java", "javac", JAVA_RIGHT, JAVA_TEST,
+        "import java.util.*;\nclass Helper { int f() { return 1 } }", "its line 2: ';' expected",
+    ),
+    ("c", "gcc", C_RIGHT, C_TEST, "int helper(void) { return 1 @; }", "its line 1: stray"),
+    (  # a comment left open runs on to the end: the program is no comment of its own
+        "c", "gcc", C_RIGHT, C_TEST, "int helper(void) { return 1; }\n/* open", "unterminated",
+    ),
+    ("c", "gcc", C_RIGHT, C_TEST, "#include <referee_none.h>", "referee_none.h: No such file"),
+    ("cpp", "g++", C_RIGHT, C_TEST.replace("assert.h", "cassert"), "/* open", "unterminated"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "tool", "right", "test", "setup", "said"),
+    UNPARSED_SETUP,
+    ids=[f"{u[0]}-{i}" for i, u in enumerate(UNPARSED_SETUP)],
+)
+def test_a_setup_that_does_not_parse_is_the_references_fault(
+    score_many: ScoreMany, language: str, tool: str, right: str, test: str, setup: str, said: str
+) -> None:
+    """The setup comes before anything of the program's on its side (Go's in a file of
+    its own): where its build stops in the setup's lines, no program would build."""
+    _require(tool)
+    reference = {"test": test, "setup": setup}
+    [result] = score_many([code_item(fenced(right, language), reference, language=language)])
+    assert result.status is Status.INVALID, result
+    assert result.error is not None and result.error.code == "invalid_reference"
+    assert result.error.message.startswith("reference.setup: does not parse ("), result.error
+    assert said in result.error.message, result.error
+
+
+# (language, tool, a program that does not build beside a setup that does, test, setup)
+BROKEN_BESIDE_SETUP = [
+    ("go", "go", "package main\nfunc Add(a int, b int) int { return a + }", GO_TEST, "var x = 1"),
+    (  # a name of the setup's declared again: an error in the setup's file, not its parse
+        "go", "go", "package main\nvar x = 2\nfunc Add(a int, b int) int { return a + b }",
+        GO_TEST, "var x = 1",
+    ),
+    (  # the program's own comment left open
+        "c", "gcc", C_RIGHT + " /* open", C_TEST, "int helper(void) { return 1; }",
+    ),
+    ("c", "gcc", "int add(int a, int b) { return a + b @; }", C_TEST, "int helper(void);"),
+    (
+        "java", "javac", "class Solution { static int add(int a, int b) { return a + b } }",
+        JAVA_TEST, "class Helper {}",
+    ),
+    (  # Rust's setup follows the program on its side: nothing there is concluded
+        "rust", "rustc", "fn add(a: i64, b: i64) -> i64 { a + b", RUST_TEST, "fn helper() {}",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "tool", "program", "test", "setup"),
+    BROKEN_BESIDE_SETUP,
+    ids=[f"{b[0]}-{i}" for i, b in enumerate(BROKEN_BESIDE_SETUP)],
+)
+def test_a_program_that_does_not_build_beside_a_setup_is_its_zero(
+    score_many: ScoreMany, language: str, tool: str, program: str, test: str, setup: str
+) -> None:
+    _require(tool)
+    reference = {"test": test, "setup": setup}
+    [result] = score_many([code_item(fenced(program, language), reference, language=language)])
+    assert result.status is Status.OK and result.reward == 0.0, result
+    assert result.details["message"] == "the program does not compile"
+
+
+@pytest.mark.parametrize(
+    ("language", "output", "place", "found"),
+    [
+        ("go", "./referee_setup.go:3:5: syntax error: x", SetupPlace(range(2, 5), SETUP), 3),
+        ("go", "referee_setup.go:3:5: syntax error: x", SetupPlace(range(2, 5), SETUP), 3),
+        ("go", "./main.go:3:5: syntax error: x", SetupPlace(range(2, 5), SETUP), None),
+        ("go", "./referee_setup.go:3:5: x redeclared", SetupPlace(range(2, 5), SETUP), None),
+        ("c", "main.c:3:1: error: unterminated comment", SetupPlace(range(2, 5)), 3),
+        ("c", "main.c:6:1: error: unterminated comment", SetupPlace(range(2, 5)), None),
+        ("c", "main.c:3:1: error: expected ';' before '}' token", SetupPlace(range(2, 5)), None),
+        ("java", "Main.java:3: error: ';' expected", SetupPlace(range(2, 5)), 3),
+        ("java", "Main.java:3: error: cannot find symbol", SetupPlace(range(2, 5)), None),
+    ],
+)
+def test_setup_errors_are_read_in_its_lines(
+    language: str, output: str, place: SetupPlace, found: int | None
+) -> None:
+    error = diagnostics.setup_parse_error(language, output, place)
+    assert (error.line if error else None) == found

@@ -51,9 +51,11 @@ from referee.sandbox import Program
 from referee.verifiers.code import native
 from referee.verifiers.code.boundary import declarations
 from referee.verifiers.code.boundary.declarations import ZEROED, Refused
-from referee.verifiers.code.boundary.sides import Sides, lines_after
+from referee.verifiers.code.boundary.sides import SetupPlace, Sides, lines_after
 
 HEADER = "referee_boundary.h"
+_FIRST_LINE = f'#include "{HEADER}"\n'
+"""The program's side's first line, before the reference's setup."""
 TEST_MAIN = "referee_test_main"
 
 TYPE_WORDS = frozenset(
@@ -276,7 +278,8 @@ def _ctype(text: str | None, result: bool) -> CType | None:
 def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`."""
     exported = signatures(code, test, setup)
-    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
+    place = SetupPlace(lines_after(_FIRST_LINE, setup)) if setup.strip() else None
+    return Sides(program(code, setup, exported), *tester(code, setup, test, exported), place)
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
@@ -286,9 +289,12 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
     signatures too), then, with those macros undone, a ``main`` serving the calls."""
     serving = "".join(_serving(index, s) for index, s in enumerate(exported))
     table = ", ".join(f"referee_serve_{i}" for i in range(len(exported))) or "0"
+    # A line comment of ours: a block comment the setup left open runs on to the end,
+    # where the compiler says where it began (`diagnostics.setup_parse_error`).
     source = (
-        f'#include "{HEADER}"\n{setup}\n{native.own_main_renamed(code)}\n'
-        f"/* referee: the functions the test calls from its own sandbox */\n{serving}"
+        f"{_FIRST_LINE}{setup}\n{native.own_main_renamed(code)}\n"
+        "// referee: the functions the test calls from its own sandbox\n"
+        f"{serving}"
         f"{native.undefined(code)}\n"
         f"static const referee_serving referee_calls[] = {{{table}}};\n"
         f"int main(void) {{\n    return referee_serve(referee_calls, {len(exported)}u);\n}}\n"

@@ -41,7 +41,7 @@ from referee.sandbox import Program
 from referee.verifiers.code import native
 from referee.verifiers.code.boundary import declarations
 from referee.verifiers.code.boundary.declarations import ZEROED, Refused
-from referee.verifiers.code.boundary.sides import Sides, lines_after
+from referee.verifiers.code.boundary.sides import SetupPlace, Sides, lines_after
 
 HEADER = "referee_boundary.hpp"
 TEST_MAIN = "referee_test_main"
@@ -136,7 +136,8 @@ def _signature(definition: declarations.Definition, aliases: dict[str, str]) -> 
 def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`."""
     exported = signatures(code, test, setup)
-    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
+    place = SetupPlace(lines_after("", setup)) if setup.strip() else None
+    return Sides(program(code, setup, exported), *tester(code, setup, test, exported), place)
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
@@ -157,9 +158,12 @@ def program(code: str, setup: str, exported: list[Signature]) -> Program:
     table = f"    static const referee_boundary::Call calls[] = {{\n{calls}    }};\n"
     if not exported:
         table = "    static const referee_boundary::Call *calls = nullptr;\n"
+    # A line comment of ours: a block comment the setup left open runs on to the end,
+    # where the compiler says where it began (`diagnostics.setup_parse_error`).
     source = (
         f"{setup}\n{native.own_main_renamed(code)}\n"
-        f"/* referee: the functions the test calls from its own sandbox */\n{pointers}"
+        "// referee: the functions the test calls from its own sandbox\n"
+        f"{pointers}"
         f'{native.undefined(code)}\n#include "{HEADER}"\n'
         f"int main() {{\n{_FLUSH_COUT}{table}"
         f"    return referee_boundary::serve(calls, {len(exported)});\n}}\n"

@@ -43,7 +43,7 @@ from referee.sandbox import Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import go_source, identifiers
 from referee.verifiers.code.boundary.declarations import UNSUPPORTED, Refused
-from referee.verifiers.code.boundary.sides import Sides, lines_after
+from referee.verifiers.code.boundary.sides import SetupPlace, Sides, lines_after
 
 HARNESS = "referee_boundary.go"
 SERVING = "zz_referee_serve.go"
@@ -247,7 +247,14 @@ def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
     `ItemInvalid` for a test of no shape it runs."""
     exported = signatures(code, test, setup)
-    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
+    sides = Sides(program(code, setup, exported), *tester(code, setup, test, exported))
+    if not setup.strip():
+        return sides
+    # its own file, which Go parses apart from the program's: the setup's lines are its
+    # last (a package clause may come first)
+    last = sides.program.files[SETUP].count("\n") + 1
+    place = SetupPlace(range(last - setup.count("\n"), last + 1), SETUP)
+    return sides._replace(setup_place=place)
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:

@@ -38,7 +38,7 @@ from referee.sandbox import Program, toolchains
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import identifiers, java_source
 from referee.verifiers.code.boundary.declarations import UNSUPPORTED, Refused
-from referee.verifiers.code.boundary.sides import Sides, lines_after
+from referee.verifiers.code.boundary.sides import SetupPlace, Sides, lines_after
 
 HARNESS = "RefereeBoundary.java"
 TEST_CLASS = "RefereeTestMain"
@@ -271,7 +271,12 @@ def programs(code: str, test: str, setup: str) -> Sides:
     `ItemInvalid` for a test of no shape it runs."""
     members, host = exports(code, test, setup)
     built = program(code, setup, members, host, test)
-    return Sides(built, *tester(code, setup, test, members, host))
+    sides = Sides(built, *tester(code, setup, test, members, host))
+    if not setup.strip():
+        return sides
+    # the setup comes after the imports, whose lines are single, well-formed statements
+    place = SetupPlace(lines_after(f"{_program_imports(setup, code, test)}\n", setup))
+    return sides._replace(setup_place=place)
 
 
 def program(
@@ -282,10 +287,8 @@ def program(
     leaves open for the test closed), and a ``Main`` serving ``members``."""
     if host is not None:
         code = f"{code}\n}}\n"
-    (setup, above), (code, mine) = java_source.hoisted(setup), java_source.hoisted(code)
-    # the test's imports too: in one file with it, a program used the names they bring
-    # (an answer without `import java.util.*;` beside a test with one compiled)
-    imports = "\n".join(dict.fromkeys([*above, *mine, *java_source.hoisted(test)[1]]))
+    imports = _program_imports(setup, code, test)
+    setup, code = java_source.hoisted(setup)[0], java_source.hoisted(code)[0]
     code = java_source.unpublished(java_source.main_renamed(code, PROGRAM_MAIN))
     table = "".join(f"            {_function(m)},\n" for m in members)
     launcher = (
@@ -295,6 +298,14 @@ def program(
     )
     source = f"{imports}\n{java_source.unpublished(setup)}\n{code}\n{launcher}"
     return Program(language="java", source=source, files={HARNESS: _harness()})
+
+
+def _program_imports(setup: str, code: str, test: str) -> str:
+    """The program's side's imports, one per line: the setup's, the program's and the
+    test's (in one file with it, a program used the names they bring: an answer without
+    ``import java.util.*;`` beside a test with one compiled)."""
+    found = (java_source.hoisted(text)[1] for text in (setup, code, test))
+    return "\n".join(dict.fromkeys(name for names in found for name in names))
 
 
 def tester(

@@ -8,13 +8,23 @@ from referee.sandbox import Program
 
 
 class Sides(NamedTuple):
-    """The program's side, the test's, and the lines of the test's main source that hold
-    the test's own text (`diagnostics.reference_parse_error` reads a failed build by
-    them)."""
+    """The program's side, the test's, the lines of the test's main source that hold the
+    test's own text (`diagnostics.reference_parse_error` reads a failed build by them),
+    and where the program's side holds the reference's setup (`SetupPlace`)."""
 
     program: Program
     tester: Program
     test_lines: range
+    setup_place: SetupPlace | None = None
+
+
+class SetupPlace(NamedTuple):
+    """The lines of the program's build that hold the reference's setup, before anything
+    of the program's, in ``file`` (the main source: None): a lexer's or parser's error
+    there is the setup's (`diagnostics.setup_parse_error`)."""
+
+    lines: range
+    file: str | None = None
 
 
 def lines_after(prefix: str, text: str) -> range:
