@@ -61,6 +61,14 @@ PROGRAMS: list[tuple[str, str, str, list[str]]] = [
         '\tv := []int{3, 1, {n}}\n\tsort.Ints(v)\n\tfmt.Println(v[0], strings.ToUpper("x"))\n}\n',
         ["go", "build", "-o", "main", "main.go"],
     ),
+    (  # MultiPL-E's HumanEval-Go shape; the host's glue is plain go test -c (vet included)
+        "go_test",
+        "main_test.go",
+        'package main\n\nimport (\n\t"fmt"\n\t"sort"\n\t"testing"\n)\n\n'
+        "func TestSorted(t *testing.T) {\n\tv := []int{3, 1, {n}}\n\tsort.Ints(v)\n"
+        '\tif fmt.Sprint(v[0]) != "1" {\n\t\tt.Errorf("expected 1, got %d", v[0])\n\t}\n}\n',
+        ["go", "test", "-c", "-o", "main.test", "main_test.go"],
+    ),
 ]
 
 LIMITS = Limits(wall_s=30, cpu_s=30, memory_mb=1024)

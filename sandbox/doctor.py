@@ -132,10 +132,11 @@ def _check_language(sandbox: Sandbox, lang: languages.Language, smoke: bool) -> 
         return Check(component, False, "missing: " + ", ".join(missing))
     present = Check(component, True, "toolchain present (not run)")
     checked = _check_run(sandbox, lang) if smoke else present
-    if lang.name != "go":
+    if lang.name not in ("go", "go_test"):
         return checked
     why = gobuild.unready(lang, sandbox.settings.runtime_dir)
-    built = "against the runtime's library" if why is None else f"by go build: {why}"
+    tool = "go build" if lang.name == "go" else "go test -c"
+    built = "against the runtime's library" if why is None else f"by {tool}: {why}"
     return Check(component, checked.ok, f"{checked.detail}; builds {built}")
 
 

@@ -14,7 +14,9 @@
 #   go/                 Go's standard library compiled with the sandbox's Go settings, and
 #                       an import configuration naming its archives: a build compiles and
 #                       links against them instead of running `go build`, which reads the
-#                       library's sources each time (sandbox/gobuild.py)
+#                       library's sources each time (sandbox/gobuild.py); and
+#                       bin/referee-gotestmain, which writes the main package `go test`
+#                       would, for go_test builds done the same way
 #   manifest.json       what was installed, with versions
 # Exactly what the locks in scripts/runtime/ name (python.lock.txt, node/package-lock.json,
 # made from the pins by scripts/runtime/relock.sh; Debian's versions for the jars).
@@ -29,7 +31,7 @@ if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 
 # A new g++, JDK or JVM compiler makes the precompiled header or an archive stale (it
 # would be skipped, and builds be slow): their versions are part of the stamp.
-stamp="$( (cat "$lists"/*.txt "$lists"/Warmup.* "$lists"/node/package.json \
+stamp="$( (cat "$lists"/*.txt "$lists"/Warmup.* "$lists"/gotestmain.go "$lists"/node/package.json \
     "$lists"/node/package-lock.json; g++ --version 2>/dev/null || true; \
     java -version 2>&1 || true; dpkg-query -W kotlin scala 2>/dev/null || true; \
     go version 2>/dev/null || true) \
@@ -109,8 +111,29 @@ if command -v go >/dev/null; then
         echo "packagefile $package=/opt/runtime/go/pkg/$package.a"
     done < "$work/go-exports" > "$work/go/importcfg"
     go env GOVERSION > "$work/go/VERSION"
+    # The main package writer for go_test's quick build, kept only where a test it makes
+    # the main of builds and runs here (the code it writes calls this Go's testing).
+    mkdir -p "$work/go/bin" "$work/go-check"
+    GOCACHE="$work/go-cache" GOPATH="$work/go-path" CGO_ENABLED=0 GO111MODULE=off \
+        go build -o "$work/go/bin/referee-gotestmain" "$lists/gotestmain.go"
+    sed "s|=/opt/runtime/go/|=$work/go/|" "$work/go/importcfg" > "$work/go-check/importcfg"
+    printf 'package main\nimport "testing"\nfunc TestOk(t *testing.T) {}\n' \
+        > "$work/go-check/main_test.go"
+    if ! (cd "$work/go-check" \
+        && "$work/go/bin/referee-gotestmain" -importcfg importcfg -package referee/under_test \
+            -o testmain.go -cfg importcfg.test main_test.go \
+        && go tool compile -p referee/under_test -complete -importcfg importcfg -pack \
+            -o under_test.a main_test.go \
+        && go tool compile -p main -complete -importcfg importcfg.test -pack -o main.a \
+            testmain.go \
+        && go tool link -importcfg importcfg.test -o main.test main.a \
+        && ./main.test -test.v | grep -q '^--- PASS: TestOk'); then
+        echo "referee-gotestmain's main does not build with $(go env GOVERSION):" \
+            "go_test builds by go test -c" >&2
+        rm -f "$work/go/bin/referee-gotestmain"
+    fi
     chmod -R u+w "$work/go-cache" "$work/go-path" 2>/dev/null || true
-    rm -rf "$work/go-cache" "$work/go-path" "$work/go-exports"
+    rm -rf "$work/go-cache" "$work/go-path" "$work/go-exports" "$work/go-check"
 fi
 
 /usr/bin/python3 - "$work" "$stamp" <<'PY'

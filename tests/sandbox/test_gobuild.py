@@ -28,13 +28,14 @@ from .conftest import FAST
 from .test_runtime import BUILT
 
 
-def _go() -> languages.Language:
-    found = languages.find("go")
+def _language(name: str) -> languages.Language:
+    found = languages.find(name)
     assert found is not None and found.compile is not None
     return found
 
 
-GO = _go()
+GO = _language("go")
+GO_TEST = _language("go_test")
 
 PROGRAM = """package main
 
@@ -67,15 +68,17 @@ func main() {
 """
 
 
-def _runtime_with(version: str, importcfg: bool = True) -> Path:
+def _runtime_with(version: str, importcfg: bool = True, testmain: bool = True) -> Path:
     """A runtime whose Go part claims ``version`` (made under /tmp: the sandboxes' users
     read it)."""
     root = Path(tempfile.mkdtemp(prefix="referee-goruntime-"))
-    (root / "go").mkdir()
+    (root / "go" / "bin").mkdir(parents=True)
     (root / "manifest.json").write_text(json.dumps({"lists": "test"}))
     (root / "go" / "VERSION").write_text(f"{version}\n")
     if importcfg:
         (root / "go" / "importcfg").write_text("packagefile fmt=/nowhere/fmt.a\n")
+    if testmain:
+        (root / "go" / "bin" / "referee-gotestmain").write_text("")
     for path in [root, *root.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return root
@@ -107,6 +110,13 @@ def test_the_quick_build_needs_the_installed_gos_library(installed: str, stale: 
         assert gobuild.leftovers(gobuild.steps(GO, [], stale)) == ()
         assert gobuild.steps(GO, ["-race"], current) == (GO.compile,)
         assert gobuild.steps(GO, [], None) == (GO.compile,)
+        # go test -c's quick build needs the main package writer too
+        assert gobuild.steps(GO_TEST, [], current) == gobuild.TEST_STEPS
+        assert gobuild.leftovers(gobuild.TEST_STEPS) == (gobuild.ARCHIVE, *gobuild.TEST_FILES)
+        assert gobuild.steps(GO_TEST, [], stale) == (GO_TEST.compile,)
+        (current / "go" / "bin" / "referee-gotestmain").unlink()
+        assert gobuild.steps(GO_TEST, [], current) == (GO_TEST.compile,)
+        assert gobuild.steps(GO, [], current) == gobuild.STEPS
         (current / "go" / "importcfg").unlink()
         assert gobuild.steps(GO, [], current) == (GO.compile,)
     finally:
@@ -166,9 +176,126 @@ def test_the_doctor_says_how_go_builds(runtime: str, request: pytest.FixtureRequ
     root = None if runtime == "none" else request.getfixturevalue(runtime)
     report = check_host(SandboxSettings(backend="bwrap", runtime_dir=root), smoke=False)
     [go] = [c for c in report if c.component == "language go"]
+    [go_test] = [c for c in report if c.component == "language go_test"]
     said = {
         "built": "builds against the runtime's library",
         "stale": "builds by go build: the runtime's Go library is go1.0's",
         "none": "builds by go build: no runtime",
     }
     assert go.ok and said[runtime] in go.detail, go
+    tested = said[runtime].replace("go build", "go test -c")
+    assert go_test.ok and tested in go_test.detail, go_test
+
+
+TESTS = """package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func double(x int) int { return 2 * x }
+func main() {} // a package main with its own main, as go test builds it
+
+func TestDouble(t *testing.T) {
+	if double(2) != 4 { t.Fatalf("double %d", "vet would refuse this format") }
+}
+
+func TestWrong(t *testing.T) {
+	t.Run("sub", func(t *testing.T) { t.Errorf("expected %d", 5) })
+}
+
+func TestNothingLeft(t *testing.T) {
+	self, _ := os.Executable()
+	for _, name := range []string{"main_test.go", "main.a", "under_test.a", "importcfg.test",
+		"referee_testmain.go"} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(self), name)); err == nil {
+			t.Errorf("left beside the tests: %s", name)
+		}
+	}
+}
+
+func Testlower(t *testing.T) { t.Fatal("not a test: go test never runs it") }
+
+func ExampleDouble() {
+	fmt.Println(double(3))
+	// Output: 6
+}
+
+func ExampleUnchecked() { fmt.Println("no output comment: compiled, never run") }
+"""
+
+
+@pytest.mark.parametrize("runtime", ["built", "stale", "none"])
+def test_go_tests_build_and_run_the_same_every_way(
+    runtime: str, request: pytest.FixtureRequest
+) -> None:
+    """Quick (the runtime's library and referee-gotestmain), or ``go test -c``: the same
+    tests run, in the same words; neither runs go vet (a format it would refuse builds);
+    nothing of the build stays beside the binary."""
+    root = None if runtime == "none" else request.getfixturevalue(runtime)
+    quick = gobuild.steps(GO_TEST, [], root) == gobuild.TEST_STEPS
+    assert quick == (runtime == "built")
+    with Sandbox(SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=root)) as sandbox:
+        report = sandbox.run(Program(language="go_test", source=TESTS), [Case()])
+    assert report.compile is not None and report.compile.status is CompileStatus.OK, report
+    [case] = report.cases
+    lines = case.stdout.splitlines()
+    ran = [line for line in lines if line.lstrip().startswith(("=== RUN", "--- "))]
+    assert ran == [
+        "=== RUN   TestDouble",
+        "--- PASS: TestDouble (0.00s)",
+        "=== RUN   TestWrong",
+        "=== RUN   TestWrong/sub",
+        "--- FAIL: TestWrong (0.00s)",
+        "    --- FAIL: TestWrong/sub (0.00s)",
+        "=== RUN   TestNothingLeft",
+        "--- PASS: TestNothingLeft (0.00s)",
+        "=== RUN   ExampleDouble",
+        "--- PASS: ExampleDouble (0.00s)",
+    ], case.stdout
+    assert "main_test.go:18: expected 5" in case.stdout and case.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (  # parsed first, as go test does: go/parser's words
+            'package main\nimport "testing"\nfunc TestA(t *testing.T) { if true { }\n',
+            "main_test.go:3:40: expected '}', found 'EOF'",  # go test's own words
+        ),
+        (
+            'package main\nimport "testing"\nfunc TestA(x int) {}\n',
+            "main_test.go:3:1: wrong signature for TestA, must be: func TestA(t *testing.T)",
+        ),
+        (
+            'package main\nimport "testing"\nfunc TestMain(t int) {}\n',
+            "wrong signature for TestMain, must be: func TestMain(m *testing.M)",
+        ),
+        ('package main\nimport "testing"\nfunc TestA(t *testing.T) { x := 1 }\n', "x declared"),
+    ],
+)
+def test_what_go_test_refuses_is_refused_quickly(built: Path, source: str, said: str) -> None:
+    with Sandbox(SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=built)) as sandbox:
+        assert gobuild.steps(GO_TEST, [], built) == gobuild.TEST_STEPS
+        report = sandbox.run(Program(language="go_test", source=source), [Case()])
+    assert report.compile is not None and report.compile.status is CompileStatus.ERROR
+    assert said in report.compile.output, report.compile.output
+    assert report.cases == []
+
+
+def test_a_test_main_runs_the_tests(built: Path) -> None:
+    """A TestMain(m) runs them (and may return without exiting: m.Run's status is the
+    exit status, as go test's main does since Go 1.15)."""
+    source = (
+        'package main\nimport ("fmt"; "testing")\n'
+        'func TestMain(m *testing.M) { fmt.Println("before"); m.Run() }\n'
+        'func TestA(t *testing.T) { t.Fatal("a") }\n'
+    )
+    with Sandbox(SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=built)) as sandbox:
+        report = sandbox.run(Program(language="go_test", source=source), [Case()])
+    [case] = report.cases
+    assert case.stdout.startswith("before\n") and "--- FAIL: TestA" in case.stdout, case
+    assert case.exit_code == 1
