@@ -17,6 +17,8 @@ command reads: ``-race``, ``-tags``) it is ``go build`` or ``go test -c``, as be
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from referee.sandbox.languages import RUNTIME_MOUNT, Language
@@ -52,13 +54,28 @@ TEST_STEPS: tuple[tuple[str, ...], ...] = (
 _QUICK = {"go": STEPS, "go_test": TEST_STEPS}
 
 
-def steps(lang: Language, flags: list[str], runtime: Path | None) -> tuple[tuple[str, ...], ...]:
-    """The build of ``lang`` (argv templates, run in order): the quick one for Go where
-    the runtime holds the installed Go's standard library and no build flags are asked
-    for, else the language's own compile (none for an interpreted language)."""
-    if not flags and unready(lang, runtime) is None:
+def steps(
+    lang: Language, flags: list[str], runtime: Path | None, files: Mapping[str, str]
+) -> tuple[tuple[str, ...], ...]:
+    """The build of ``lang`` from ``files`` (argv templates, run in order): the quick one
+    for Go where the runtime holds the installed Go's standard library and no build flags
+    are asked for, else the language's own compile (none for an interpreted language).
+    Tests in an external test package (``package x_test`` beside ``package x``, which go
+    test builds as two packages) are built by ``go test -c``."""
+    one_package = lang.name == "go" or len(_packages(files)) <= 1
+    if not flags and one_package and unready(lang, runtime) is None:
         return _QUICK[lang.name]
     return (lang.compile,) if lang.compile is not None else ()
+
+
+_PACKAGE = re.compile(r"\A(?:\s+|//[^\n]*|/\*.*?\*/)*package\s+([A-Za-z_]\w*)", re.DOTALL)
+
+
+def _packages(files: Mapping[str, str]) -> set[str]:
+    """The packages the Go sources among ``files`` say they belong to (a file without a
+    package clause is the build's error to report)."""
+    found = (_PACKAGE.match(text) for name, text in files.items() if name.endswith(".go"))
+    return {clause[1] for clause in found if clause is not None}
 
 
 def leftovers(steps: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:

@@ -481,7 +481,7 @@ class Sandbox:
     ) -> str | None:
         """The `BuildCache` key of ``program`` (None: nothing to compile, or a build
         not to keep)."""
-        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir)
+        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir, files)
         if not steps or not program.keep_build:
             return None
         argv = [lang.argv(step, list(files), limits.compile_memory_mb) for step in steps]
@@ -524,7 +524,7 @@ class Sandbox:
     ) -> CompileOutcome:
         """Compile ``files`` in ``box``; once built, the sources leave it and the build
         is kept (`BuildCache`) when the program allows."""
-        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir)
+        steps = gobuild.steps(lang, program.build_flags, self.settings.runtime_dir, files)
         compiled = self._compile(lang, list(files), box, binds, program, limits, steps)
         if compiled.status is CompileStatus.OK:
             box.sanitize()

@@ -103,26 +103,31 @@ def stale() -> Iterator[Path]:
 def test_the_quick_build_needs_the_installed_gos_library(installed: str, stale: Path) -> None:
     current = _runtime_with(installed)
     try:
-        assert gobuild.steps(GO, [], current) == gobuild.STEPS
+        assert gobuild.steps(GO, [], current, {}) == gobuild.STEPS
         assert gobuild.leftovers(gobuild.STEPS) == (gobuild.ARCHIVE,)
         # another Go's archives, none at all, no runtime, build flags: `go build`
-        assert gobuild.steps(GO, [], stale) == (GO.compile,)
-        assert gobuild.leftovers(gobuild.steps(GO, [], stale)) == ()
-        assert gobuild.steps(GO, ["-race"], current) == (GO.compile,)
-        assert gobuild.steps(GO, [], None) == (GO.compile,)
+        assert gobuild.steps(GO, [], stale, {}) == (GO.compile,)
+        assert gobuild.leftovers(gobuild.steps(GO, [], stale, {})) == ()
+        assert gobuild.steps(GO, ["-race"], current, {}) == (GO.compile,)
+        assert gobuild.steps(GO, [], None, {}) == (GO.compile,)
         # go test -c's quick build needs the main package writer too
-        assert gobuild.steps(GO_TEST, [], current) == gobuild.TEST_STEPS
+        assert gobuild.steps(GO_TEST, [], current, {}) == gobuild.TEST_STEPS
         assert gobuild.leftovers(gobuild.TEST_STEPS) == (gobuild.ARCHIVE, *gobuild.TEST_FILES)
-        assert gobuild.steps(GO_TEST, [], stale) == (GO_TEST.compile,)
+        assert gobuild.steps(GO_TEST, [], stale, {}) == (GO_TEST.compile,)
+        # an external test package beside the one it tests: two packages, go test's job
+        two = {"main_test.go": "// doc\npackage add_test\n", "add.go": "/* c */ package add\n"}
+        assert gobuild.steps(GO_TEST, [], current, two) == (GO_TEST.compile,)
+        one = {"main_test.go": "// doc\n/* c */\npackage add\n", "add.go": "package add\n"}
+        assert gobuild.steps(GO_TEST, [], current, one) == gobuild.TEST_STEPS
         (current / "go" / "bin" / "referee-gotestmain").unlink()
-        assert gobuild.steps(GO_TEST, [], current) == (GO_TEST.compile,)
-        assert gobuild.steps(GO, [], current) == gobuild.STEPS
+        assert gobuild.steps(GO_TEST, [], current, {}) == (GO_TEST.compile,)
+        assert gobuild.steps(GO, [], current, {}) == gobuild.STEPS
         (current / "go" / "importcfg").unlink()
-        assert gobuild.steps(GO, [], current) == (GO.compile,)
+        assert gobuild.steps(GO, [], current, {}) == (GO.compile,)
     finally:
         shutil.rmtree(current)
     cpp = languages.find("cpp")
-    assert cpp is not None and gobuild.steps(cpp, [], current) == (cpp.compile,)
+    assert cpp is not None and gobuild.steps(cpp, [], current, {}) == (cpp.compile,)
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +146,7 @@ def test_a_go_program_builds_and_runs_the_same_every_way(
     the same output, and the build leaves neither the sources nor the compiled package
     beside the program."""
     root = None if runtime == "none" else request.getfixturevalue(runtime)
-    quick = gobuild.steps(GO, [], root) == gobuild.STEPS
+    quick = gobuild.steps(GO, [], root, {}) == gobuild.STEPS
     assert quick == (runtime == "built")
     with Sandbox(SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=root)) as sandbox:
         report = sandbox.run(Program(language="go", source=PROGRAM), [Case(stdin="b c a\n")])
@@ -236,7 +241,7 @@ def test_go_tests_build_and_run_the_same_every_way(
     tests run, in the same words; neither runs go vet (a format it would refuse builds);
     nothing of the build stays beside the binary."""
     root = None if runtime == "none" else request.getfixturevalue(runtime)
-    quick = gobuild.steps(GO_TEST, [], root) == gobuild.TEST_STEPS
+    quick = gobuild.steps(GO_TEST, [], root, {}) == gobuild.TEST_STEPS
     assert quick == (runtime == "built")
     with Sandbox(SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=root)) as sandbox:
         report = sandbox.run(Program(language="go_test", source=TESTS), [Case()])
@@ -279,7 +284,7 @@ def test_go_tests_build_and_run_the_same_every_way(
 )
 def test_what_go_test_refuses_is_refused_quickly(built: Path, source: str, said: str) -> None:
     with Sandbox(SandboxSettings(backend="bwrap", limits=FAST, runtime_dir=built)) as sandbox:
-        assert gobuild.steps(GO_TEST, [], built) == gobuild.TEST_STEPS
+        assert gobuild.steps(GO_TEST, [], built, {}) == gobuild.TEST_STEPS
         report = sandbox.run(Program(language="go_test", source=source), [Case()])
     assert report.compile is not None and report.compile.status is CompileStatus.ERROR
     assert said in report.compile.output, report.compile.output
