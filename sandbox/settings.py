@@ -25,7 +25,11 @@ class SandboxSettings(BaseSettings):
     ``parallelism``: cases of one run executed at once. ``work_root``: host directory for
     per-run program directories (None: the system temp dir)."""
 
-    model_config = SettingsConfigDict(env_prefix="REFEREE_SANDBOX_", env_nested_delimiter="__")
+    # An empty variable is an unset one (`REFEREE_SANDBOX_RUNTIME_DIR=` from a compose
+    # file's `${RUNTIME:-}`), never the path "." or an empty command.
+    model_config = SettingsConfigDict(
+        env_prefix="REFEREE_SANDBOX_", env_nested_delimiter="__", env_ignore_empty=True
+    )
 
     backend: Literal["bwrap", "docker", "process"] = "bwrap"
     python_fast_path: bool = True

@@ -167,6 +167,14 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     assert Limits().wall_s != 1.5
 
 
+def test_an_empty_setting_is_an_unset_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFEREE_SANDBOX_RUNTIME_DIR", "")
+    monkeypatch.setenv("REFEREE_SANDBOX_BWRAP_PATH", "")
+    settings = SandboxSettings()
+    assert settings.runtime_dir is None  # it was Path("."): every item not_configured
+    assert settings.bwrap_path == SandboxSettings.model_fields["bwrap_path"].default
+
+
 FETCHER = """
 import os
 os.makedirs("out", exist_ok=True)
