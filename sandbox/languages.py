@@ -45,6 +45,11 @@ NODE_ENV = {"NODE_PATH": f"{RUNTIME_MOUNT}/node/node_modules"}
 JAVA_CLASS_PATH = f"{RUNTIME_MOUNT}/java/*"
 
 
+SCALA_LIB = "/usr/share/scala/lib"
+"""Debian's Scala jars (the library, reflect, xml...), which the `scala` runner puts on
+the class path of the programs it runs."""
+
+
 def jvm_archive(compiler: str) -> str:
     """The JVM option that maps the runtime's archive of the classes ``compiler`` (javac,
     kotlinc, scalac) loads (``scripts/build-runtime.sh``). A build of a small program in
@@ -491,7 +496,17 @@ COMPILED = (
     Language(
         "scala",
         "Main.scala",
-        ("/usr/bin/scala", "-J-Xmx{memory_mb}m", "-cp", "{box}", "{main_class}"),
+        # the JVM with Scala's library, as the `scala` runner would set it up: the runner
+        # is itself a Scala program (0.7 s a run here against 0.25 s; a right answer timed
+        # out at the default 2 s on a loaded machine)
+        (
+            "java",
+            "-Xmx{memory_mb}m",
+            "-XX:+UseSerialGC",
+            "-cp",
+            f"{SCALA_LIB}/*:{{box}}",
+            "{main_class}",
+        ),
         compile=(
             "/usr/bin/scalac",
             "-J-Xmx1024m",
@@ -509,7 +524,7 @@ COMPILED = (
             r"(?m)^[ \t]*object\s+([A-Za-z_]\w*)(?=\s+extends\s+App\b"
             r"|(?:(?!\bobject\b)[\s\S])*?\bdef\s+main\s*\()"
         ),
-        tools=("/usr/bin/scala", "/usr/bin/scalac"),
+        tools=("/usr/bin/java", "/usr/bin/scalac", f"{SCALA_LIB}/scala-library.jar"),
         package="scala",
         memory_rlimit="none",
         overhead_mb=256,
