@@ -196,7 +196,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
             details["message"] = (
                 f"{unrun} cases were not run: the item's time ran out (they score 0)"
             )
-        scores = [v.score for v in verdicts]
+        scores = _scores(verdicts, suite, details)
         reward = aggregate(scores, params.aggregate, suite.subtasks)
         details["passed"] = sum(1 for v in verdicts if v.status == "passed")
         details["total"] = len(verdicts)
@@ -315,6 +315,19 @@ def _failed(
         elif judge(suite.cases[index], mine, suite, rules, peer).score < 1.0:
             return True
     return False
+
+
+def _scores(verdicts: Sequence[Verdict], suite: Suite, details: dict[str, Any]) -> list[float]:
+    """The cases' scores the reward is made of: not those of cases whose test passed
+    without calling the program (``{"tests": ["assert f(1) == 2", "import math"]}`` gave
+    an empty answer 0.5), which check nothing; they are counted in ``details``. With
+    subtasks, which name cases by position, every case's."""
+    if suite.subtasks:
+        return [v.score for v in verdicts]
+    scores = [v.score for v in verdicts if v.exercised]
+    if len(scores) < len(verdicts):
+        details["unexercised"] = len(verdicts) - len(scores)
+    return scores
 
 
 def _require_exercised(verdicts: Sequence[Verdict]) -> None:

@@ -2,8 +2,9 @@
 program is the reference's (`assembly.TestVerdict.called`): one that fails would score
 every answer 0 (a setup that raises, a module that is not there, ``assert False``), one
 that passes in every case would score any answer 1, none included. Both are
-``invalid_reference``; a test that called the program keeps its verdict, however the
-program ended."""
+``invalid_reference``; a case that passes alone beside cases that call the program is
+left out of the reward (it would raise every answer's); a test that called the program
+keeps its verdict, however the program ended."""
 
 from __future__ import annotations
 
@@ -109,3 +110,22 @@ def test_a_program_that_fails_a_calling_test_scores_zero(
     )
     (result,) = score_many([item])
     assert (result.status, result.reward) == (Status.OK, 0.0), result.error
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_case_that_passes_alone_is_not_in_the_reward(
+    score_many: ScoreMany, language: str
+) -> None:
+    """Beside a case that calls the program, one that passes alone checks nothing: an
+    answer that defines nothing scored 0.5 on the two."""
+    reference = {"tests": [CALLS[language], PASSES_ALONE[language]]}
+    empty, right = score_many(
+        [
+            code_item(fenced(EMPTY[language], ""), reference, language=language),
+            code_item(fenced(PROGRAMS[language], ""), reference, language=language),
+        ]
+    )
+    assert (empty.status, empty.reward) == (Status.OK, 0.0), empty.details
+    assert (right.status, right.reward) == (Status.OK, 1.0), right.details
+    for result in (empty, right):
+        assert result.details["unexercised"] == 1 and result.details["total"] == 2
