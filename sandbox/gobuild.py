@@ -62,7 +62,8 @@ def steps(
     are asked for, else the language's own compile (none for an interpreted language).
     Tests in an external test package (``package x_test`` beside ``package x``, which go
     test builds as two packages) are built by ``go test -c``."""
-    one_package = lang.name == "go" or len(_packages(files)) <= 1
+    # the sources are read only for a go_test build: every other build asks too
+    one_package = lang.name != "go_test" or len(_packages(files)) <= 1
     if not flags and one_package and unready(lang, runtime) is None:
         return _QUICK[lang.name]
     return (lang.compile,) if lang.compile is not None else ()
