@@ -11,9 +11,12 @@ scoring is idempotent (results are written once per item), so redelivery is safe
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
 from kombu import Queue
 
+from referee.service.distributed.payloads import JobChunk
 from referee.service.settings import Settings
 from referee.verifiers.types import Pool
 
@@ -23,9 +26,33 @@ CHUNK_SIZE = {Pool.CPU: 256, Pool.SANDBOX: 8, Pool.GPU: 64, Pool.IO: 64}
 """Items per task: many cheap items for cpu, one GPU batch's worth for gpu."""
 
 
+PUBLISH_RETRY = {"max_retries": 40, "interval_start": 0.1, "interval_step": 0.5, "interval_max": 2}
+"""Rides out a broker restart of about a minute."""
+
+
 def batch_queue(pool: Pool) -> str:
     """The queue of ``pool``'s batch-job chunks."""
     return f"{pool.value}.batch"
+
+
+def job_task_id(chunk: JobChunk) -> str:
+    """The task id of a job's chunk, the same every time it is published: the one name
+    the chunk has in the queues (`service.distributed.ledger` looks for it there)."""
+    return f"job:{chunk.job}:{chunk.start}"
+
+
+def send_job_chunk(app: Celery, chunk: JobChunk, producer: Any = None) -> None:
+    """Publish ``chunk`` at the back of its pool's batch queue, retrying through a broker
+    restart (`PUBLISH_RETRY`); raises when the broker stays away."""
+    app.send_task(
+        TASK_NAME,
+        args=[chunk.model_dump(mode="json")],
+        queue=batch_queue(chunk.pool),
+        task_id=job_task_id(chunk),
+        producer=producer,
+        retry=True,
+        retry_policy=PUBLISH_RETRY,
+    )
 
 
 def restore_interval(settings: Settings) -> int:

@@ -1,7 +1,8 @@
 """``referee worker --pool P``: a Celery consumer of one pool's queues, scoring with a
 `WorkerEngine` (`service.distributed.worker`) through the tasks of
-`service.distributed.tasks`, and a heartbeat saying it is there. A sandbox worker also
-holds stateful sessions for the gateway (`service.distributed.session_host`)."""
+`service.distributed.tasks`, a heartbeat saying it is there, and a share of the sweep for
+job chunks the broker lost (`service.distributed.ledger`). A sandbox worker also holds
+stateful sessions for the gateway (`service.distributed.session_host`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import socket
 from prometheus_client import start_http_server
 
 from referee.service.distributed.celery_app import batch_queue, make_celery
+from referee.service.distributed.ledger import Sweeper
 from referee.service.distributed.session_host import SessionHost
 from referee.service.distributed.tasks import register_tasks
 from referee.service.distributed.worker import THREADS_PER_PROCESS, WorkerEngine, start_heartbeat
@@ -32,6 +34,7 @@ def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
     register_tasks(app, engine, retrying(settings.broker_url or ""), settings, metrics)
     name = f"{pool.value}-{socket.gethostname()}-{id(engine):x}"
     stop = start_heartbeat(settings, pool, name, concurrency)
+    stop_sweeping = Sweeper(retrying(settings.broker_url or ""), app, settings).start()
     host = None
     if pool == Pool.SANDBOX and settings.sessions.max_open > 0:
         # its own incarnation: a restarted worker is a new host, its sessions new ones
@@ -58,6 +61,7 @@ def run_worker(settings: Settings, pool: Pool, concurrency: int) -> None:
         )
     finally:
         stop.set()
+        stop_sweeping.set()
         if host is not None:
             host.stop()
         engine.close()

@@ -18,7 +18,13 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from referee.service.distributed.celery_app import CHUNK_SIZE, TASK_NAME, batch_queue, make_celery
+from referee.service.distributed.celery_app import (
+    CHUNK_SIZE,
+    TASK_NAME,
+    make_celery,
+    send_job_chunk,
+)
+from referee.service.distributed.ledger import record
 from referee.service.distributed.payloads import ChunkReply, JobChunk, ReplyChunk, WireTicket
 from referee.service.distributed.shares import Shares
 from referee.service.distributed.worker import HEARTBEAT_PREFIX, HEARTBEAT_S
@@ -109,28 +115,16 @@ class CeleryExecutor:
             call.out.add(index)
             await asyncio.to_thread(self._publish, call, index, chunk)
 
-    def publish_job(
-        self, job: str, pools: list[tuple[Pool, int, int]], item_timeout: float, ticket: Ticket
-    ) -> None:
-        """Queue a job's chunks, (pool, start, stop) ranges of its lines, on the pools'
-        batch queues. Blocking."""
+    async def submit_job(self, job: str, chunks: list[JobChunk]) -> None:
+        """Write a job's chunks to its ledger (`service.distributed.ledger`), then queue
+        them on their pools' batch queues."""
+        await record(self.redis, job, chunks, self.settings.job_ttl_s)
+        await asyncio.to_thread(self._publish_job, chunks)
+
+    def _publish_job(self, chunks: list[JobChunk]) -> None:
         with self.app.producer_or_acquire() as producer:
-            for pool, start, stop in pools:
-                payload = JobChunk(
-                    job=job,
-                    start=start,
-                    stop=stop,
-                    pool=pool,
-                    item_timeout=item_timeout,
-                    ticket=WireTicket.of(ticket),
-                ).model_dump(mode="json")
-                self.app.send_task(
-                    TASK_NAME,
-                    args=[payload],
-                    queue=batch_queue(pool),
-                    task_id=f"job:{job}:{start}",
-                    producer=producer,
-                )
+            for chunk in chunks:
+                send_job_chunk(self.app, chunk, producer)
 
     def _publish(self, call: _Call, index: int, chunk: list[Item]) -> None:
         payload = ReplyChunk(

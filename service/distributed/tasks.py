@@ -27,7 +27,7 @@ from celery import Celery
 from celery.exceptions import Reject
 from pydantic import ValidationError
 
-from referee.service.distributed.celery_app import TASK_NAME, batch_queue
+from referee.service.distributed.celery_app import TASK_NAME, send_job_chunk
 from referee.service.distributed.executor import cancel_key
 from referee.service.distributed.payloads import CHUNK, ChunkReply, JobChunk, ReplyChunk
 from referee.service.distributed.worker import WorkerEngine
@@ -42,7 +42,6 @@ from referee.verifiers.types import Item, Pool, Result, Status
 
 REPLY_TTL_S = 600
 BATCH_WAIT_S = 0.2
-PUBLISH_RETRY = {"max_retries": 40, "interval_start": 0.1, "interval_step": 0.5, "interval_max": 2}
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +66,7 @@ def register_tasks(
             metrics.observe_results(score_reply_chunk(chunk, engine, client))
             return
         if not engine.batch_slot.acquire(timeout=BATCH_WAIT_S):
-            requeue(app, chunk, task.request.id)
+            requeue(app, chunk)
             return
         try:
             metrics.observe_results(score_job_chunk(chunk, engine, writer, settings))
@@ -75,19 +74,12 @@ def register_tasks(
             engine.batch_slot.release()
 
 
-def requeue(app: Celery, chunk: JobChunk, task_id: str) -> None:
-    """Publish ``payload`` again at the back of its batch queue, riding out a broker
+def requeue(app: Celery, chunk: JobChunk) -> None:
+    """Publish ``chunk`` again at the back of its batch queue, riding out a broker
     restart; if that fails the message is rejected unacknowledged (Redis restores it
     after the visibility timeout), never acknowledged and lost."""
     try:
-        app.send_task(
-            TASK_NAME,
-            args=[chunk.model_dump(mode="json")],
-            queue=batch_queue(chunk.pool),
-            task_id=task_id,
-            retry=True,
-            retry_policy=PUBLISH_RETRY,
-        )
+        send_job_chunk(app, chunk)
     except Exception as exc:
         raise Reject(f"could not requeue the chunk: {exc}", requeue=True) from exc
 

@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 
 from referee.service.distributed.celery_app import CHUNK_SIZE
 from referee.service.distributed.executor import CeleryExecutor
+from referee.service.distributed.ledger import job_chunks
 from referee.service.execution.fair_queue import Ticket
 from referee.service.jobs.quota import QuotaRules, UploadLimit, admit
 from referee.service.jobs.redis_store import JobStore
@@ -138,9 +139,8 @@ class JobService:
         if total == 0:
             await self.store.finish_empty(job_id)
             return job_id, 0
-        await asyncio.to_thread(
-            self._executor.publish_job, job_id, plan.chunks, self._item_timeout, ticket
-        )
+        chunks = job_chunks(job_id, plan.chunks, self._item_timeout, ticket)
+        await self._executor.submit_job(job_id, chunks)
         follower = asyncio.create_task(self._follow(job_id))
         self._followers.add(follower)
         follower.add_done_callback(self._followers.discard)

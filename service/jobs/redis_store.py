@@ -6,7 +6,10 @@ Layout, for job ``J`` (every key expires ``job_ttl_s`` after the job is created)
 - ``referee:job:J:items`` list: the raw JSONL lines, in upload order;
 - ``referee:job:J:results`` hash: line index -> result JSON, written with HSETNX so a
   redelivered chunk can never overwrite or double-count a result;
-- ``referee:job:J:counts`` hash: status -> count, plus ``done``.
+- ``referee:job:J:counts`` hash: status -> count, plus ``done``;
+- ``referee:job:J:summary``: the summary folded so far (`JobStore.summary`);
+- ``referee:job:J:chunks`` hash and ``referee:job:J:sweep`` hash: the ledger of its
+  chunks and the sweep's notes (`ledger_keys`, `service.distributed.ledger`).
 
 Per owner, ``referee:tenant:T:jobs`` is a set of its job ids, for quotas; an id whose
 job hash has expired is dropped from it when the owner's usage is next read.
@@ -60,6 +63,12 @@ def job_keys(job_id: str) -> tuple[str, str, str, str]:
     """(meta, items, results, counts) keys of a job."""
     base = PREFIX + job_id
     return base, f"{base}:items", f"{base}:results", f"{base}:counts"
+
+
+def ledger_keys(job_id: str) -> tuple[str, str]:
+    """(chunks, sweep notes) keys of a distributed job."""
+    base = PREFIX + job_id
+    return f"{base}:chunks", f"{base}:sweep"
 
 
 def retrying(url: str, **kwargs: Any) -> redis.Redis:
@@ -159,7 +168,7 @@ class JobStore:
         """Remove the job's keys and its place in its owner's set."""
         meta, *_ = job_keys(job_id)
         tenant = await self._redis.hget(meta, "tenant")
-        await self._redis.delete(*job_keys(job_id), f"{meta}:summary")
+        await self._redis.delete(*job_keys(job_id), *ledger_keys(job_id), f"{meta}:summary")
         if tenant is not None:
             await self._redis.srem(tenant_key(_bytes(tenant).decode()), job_id)
 
