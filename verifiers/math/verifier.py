@@ -31,6 +31,7 @@ from referee.verifiers.math.clock import Clock, clock_gold, read_clock, same_tim
 from referee.verifiers.math.equivalence import Policy, Side, compare, not_finite
 from referee.verifiers.math.extraction import DEFAULT_STRATEGIES, Strategy, extract
 from referee.verifiers.math.normalization import Normalized, normalize
+from referee.verifiers.math.operations import undone
 from referee.verifiers.math.parsing import (
     MAX_ANSWER_CHARS,
     Scalar,
@@ -168,6 +169,10 @@ class MathVerifier(ItemVerifier[MathParams]):
     undefined or infinite prediction, e.g. ``1/0``, for a finite gold), ``unit_drift`` (a
     unit the gold does not carry) and ``format_drift`` (a percent, degree or currency
     marker the gold does not carry).
+
+    One flag decides: ``unevaluated_answer``, an integral, sum, product, limit or
+    derivative the gold does not keep (the question restated, `verifiers.math.operations`),
+    scores 0 (rule ``unevaluated``).
     """
 
     name = "math"
@@ -378,6 +383,11 @@ def _judge(
         money=params.money,
         complex_i=params.complex_i,
     )
+    left = undone(node) - undone(gold.side.node)
+    if left:
+        flags = [*details.get("pair_flags", ()), "unevaluated_answer"]
+        reason = f"the answer leaves {' and '.join(sorted(left))} to evaluate"
+        return 0.0, {**details, "pair_flags": flags, "rule": "unevaluated", "reason": reason}
     try:
         rule = compare(gold.side, Side(node, norm), policy)
         undefined = isinstance(node, Scalar) and node.expr is not None and not_finite(node.expr)

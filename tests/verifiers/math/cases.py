@@ -399,6 +399,19 @@ RAW: list[tuple[str, str, str, int]] = [
     ("policy", "48", "48 m^2", 1),
     ("policy", "48", "49 m^2", 0),
     ("policy", "2m", "2", 0),
+    # --- operations left undone: the question restated is no answer ----------------------
+    ("unevaluated", "5050", "\\sum_{k=1}^{100} k", 0),
+    ("unevaluated", "\\frac{1}{2}", "\\int_0^1 x\\,dx", 0),
+    ("unevaluated", "\\frac{\\pi}{4}", "\\int_0^1 \\frac{dx}{1+x^2}", 0),
+    ("unevaluated", "\\frac{\\pi^2}{6}", "\\sum_{n=1}^{\\infty} \\frac{1}{n^2}", 0),
+    ("unevaluated", "120", "\\prod_{k=1}^{5} k", 0),
+    ("unevaluated", "1", "\\lim_{x \\to 0} \\frac{\\sin x}{x}", 0),
+    ("unevaluated", "2x", "\\frac{d}{dx} x^2", 0),
+    ("unevaluated", "5050", "n = \\sum_{k=1}^{100} k", 0),
+    ("unevaluated", "(5050, 1)", "(\\sum_{k=1}^{100} k, 1)", 0),
+    ("unevaluated", "120", "5!", 1),  # a closed form, not a restatement
+    ("unevaluated", "5050", "\\frac{100 \\cdot 101}{2}", 1),
+    ("unevaluated", "\\int_0^1 e^{-x^2}\\,dx", "\\int_0^1 e^{-t^2}\\,dt", 1),  # the gold keeps it
     # --- text answers -------------------------------------------------------------------
     ("text", "Evelyn", "\\text{Evelyn}", 1),
     ("text", "Evelyn", "Evelyn", 1),

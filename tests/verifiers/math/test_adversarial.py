@@ -17,6 +17,8 @@ DEADLINE_S = 1.0
 SLACK_S = 0.2
 
 HANGS = "\\boxed{\\sum_{k=1}^{999} k^{k^{2}}}"
+HANGS_GOLD = "\\sum_{k=1}^{999} k^{k^{2}} + 1"
+"""A gold that keeps the sum: an answer's sum is compared, not refused as undone."""
 
 ADVERSARIAL: list[tuple[str, str]] = [
     # (response, reference)
@@ -41,7 +43,7 @@ ADVERSARIAL: list[tuple[str, str]] = [
     ("\\boxed{\\int_0^1 e^{x^{2}} \\sin(e^{x}) dx}", "1"),
     ("\\boxed{\\sum_{k=1}^{9999} k^{k}}", "1"),
     # not refused up front, and too slow for sympy: the worker is killed at the deadline
-    (HANGS, "1"),
+    (HANGS, HANGS_GOLD),
 ]
 
 
