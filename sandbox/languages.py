@@ -103,6 +103,13 @@ class Language:
     main_pattern: str | None = None
     """A regex whose first group, found in the source, names the main file (Java's public
     class must live in ``<Class>.java``); unset or not found: `main`."""
+    fence_of: str = ""
+    """The language a test-runner mode's programs are written in: its fence tags mark
+    this one's programs too (```go for go_test). Not an alias, which names the language."""
+    start_s: float = 0.0
+    """CPU seconds a run spends starting the toolchain before the program's first line
+    (here, idle, 2 cores; the sandbox's CPU limit is the time limit): a limit below about
+    twice this times out every program under load."""
     build_flags: tuple[str, ...] = ()
     """Patterns (full matches) of the build flags a request may add to the compile argv:
     an allow-list, because compilers take flags that run programs (``-wrapper``,
@@ -256,6 +263,7 @@ TEST_RUNNERS = (
             "{box}/{main}",
         ),
         suffix=".py",
+        fence_of="python3",
         runs_tests=True,
         tools=("/usr/bin/python3", "/usr/lib/python3/dist-packages/pytest/__init__.py"),
         package="python3-pytest",
@@ -269,6 +277,7 @@ TEST_RUNNERS = (
         # (`gobuild`) runs none either
         compile=("go", "test", "-c", "-vet=off", "-o", "main.test", "{sources}"),
         suffix=".go",
+        fence_of="go",
         runs_tests=True,
         tools=("/usr/bin/go",),
         package="golang-go",
@@ -281,6 +290,7 @@ TEST_RUNNERS = (
         ("{box}/main",),
         compile=("/usr/bin/gdc", "-funittest", "-fmain", "-o", "main", "{sources}"),
         suffix=".d",
+        fence_of="d",
         runs_tests=True,
         tools=("/usr/bin/gdc",),
         package="gdc",
@@ -292,10 +302,12 @@ TEST_RUNNERS = (
         "main.kts",
         ("/usr/bin/kotlinc", "-J-Xmx{memory_mb}m", "-script", "{box}/{main}"),
         suffix=".kts",
+        fence_of="kotlin",
         tools=("/usr/bin/kotlinc", "/usr/bin/java"),
         package="kotlin",
         memory_rlimit="none",
         overhead_mb=384,
+        start_s=6.0,  # kotlinc compiles the script on every run, on several threads
     ),
 )
 """SandboxFusion's test-runner modes: the program is (or contains) the tests."""
@@ -337,6 +349,7 @@ JUNIT = (
             "{sources}",
         ),
         suffix=".java",
+        fence_of="java",
         runs_tests=True,
         main_pattern=r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)",
         tools=(
@@ -365,6 +378,7 @@ JUNIT = (
             "-pthread",
         ),
         suffix=".cpp",
+        fence_of="cpp",
         runs_tests=True,
         tools=("/usr/bin/g++", "/usr/include/gtest/gtest.h"),
         package="libgtest-dev",
@@ -399,6 +413,7 @@ JEST = Language(
     "main.test.js",
     _jest_run(JEST_CONFIG),
     suffix=".js",
+    fence_of="javascript",
     runs_tests=True,
     tools=("/usr/bin/node",),
     runtime_tools=("node/node_modules/jest/bin/jest.js",),
@@ -439,6 +454,7 @@ REACT = Language(
     "main.test.js",
     _jest_run(REACT_CONFIG),
     suffix=".js",
+    fence_of="javascript",
     runs_tests=True,
     tools=("/usr/bin/node",),
     runtime_tools=(

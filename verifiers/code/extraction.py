@@ -41,9 +41,14 @@ class Extraction:
 
 def tags_for(language: str) -> frozenset[str]:
     """Fence tags accepted for the sandbox ``language``: its name and its aliases (one
-    table, `sandbox.languages`, for both the ``language`` param and fence tags)."""
+    table, `sandbox.languages`, for both the ``language`` param and fence tags), and for
+    a test-runner mode those of the language its tests are written in (`fence_of`)."""
     lang = languages.find(language)
-    return frozenset({language} if lang is None else {lang.name, *lang.aliases})
+    if lang is None:
+        return frozenset({language})
+    base = languages.find(lang.fence_of) if lang.fence_of else None
+    own = {lang.name, *lang.aliases}
+    return frozenset(own if base is None else {*own, base.name, *base.aliases})
 
 
 def extract_code(text: str, language: str | None) -> Extraction:

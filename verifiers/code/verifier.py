@@ -102,6 +102,20 @@ class CodeParams(Params):
         )
 
 
+def _check_time_limit(language: str, params: CodeParams) -> None:
+    """Raise `ItemInvalid` when ``language``'s own start leaves the program no time:
+    every answer would time out, a configuration mistake and not the answer's 0."""
+    lang = languages.find(language)
+    least = 2 * lang.start_s if lang is not None else 0.0
+    if lang is not None and params.time_limit_s < least:
+        raise ItemInvalid(
+            "invalid_params",
+            f"params.time_limit_s: {language} takes about {lang.start_s:g} CPU seconds to "
+            f"start each run (its toolchain compiles the program every time); give at least "
+            f"{least:g}",
+        )
+
+
 def _extracted(text: str, params: CodeParams, suite: Suite) -> tuple[Extraction | None, str]:
     """The program (None: the whole response, unextracted) and its language: the
     requested one, else detected from the fence for stdin/stdout tests (the only format
@@ -141,6 +155,7 @@ class CodeVerifier(ItemVerifier[CodeParams]):
         text = item.response_text()
         found, language = _extracted(text, params, suite)
         check_supported(suite, language)
+        _check_time_limit(language, params)
         code = text if found is None else found.code
         details: dict[str, Any] = {
             "language": language,

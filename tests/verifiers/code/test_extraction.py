@@ -60,3 +60,28 @@ def test_one_alias_table_for_params_and_fences(language: str, tag: str) -> None:
     """A fence tag the extractor reads is a name the ``language`` param accepts."""
     assert tag in tags_for(language)
     assert languages.find(tag) is not None and languages.find(tag).name == language  # type: ignore[union-attr]
+
+
+# (test-runner mode, the fence its programs come in): once "no code found", every answer 0
+RUNNER_FENCES = [
+    ("pytest", "python"),
+    ("go_test", "go"),
+    ("junit", "java"),
+    ("gtest", "cpp"),
+    ("d_unittest", "d"),
+    ("jest", "js"),
+    ("react", "javascript"),
+    ("kotlin_script", "kotlin"),
+]
+
+
+@pytest.mark.parametrize(("mode", "tag"), RUNNER_FENCES)
+def test_a_runner_mode_reads_its_languages_fence(mode: str, tag: str) -> None:
+    response = f"Here are the tests:\n```{tag}\nbody\n```\n```text\nnot it\n```"
+    assert extract_code(response, mode).code == "body\n"
+    assert languages.find(tag) is not None and languages.find(tag).name != mode  # type: ignore[union-attr]
+
+
+def test_a_languages_own_fences_do_not_widen_to_its_runner_modes() -> None:
+    assert "pytest" not in tags_for("python3") and "go_test" not in tags_for("go")
+    assert extract_code("```pytest\nbody\n```", "python3").source == "none"
