@@ -125,10 +125,43 @@ def reference_parse_error(language: str, output: str, test_lines: range) -> Pars
 
 
 def setup_parse_error(language: str, output: str, place: SetupPlace) -> ParseError | None:
-    """The first parse error in the lines of the program's build that hold the
-    reference's setup (``place``), when its build failed there: the setup comes before
-    anything of the program's (Go's in a file of its own, which Go parses alone), and
-    none of those errors depends on what follows (C's and C++'s are the lexer's, or a
-    header the setup includes that is not there), so no program would build."""
+    """The first parse error in the lines of a side's build that hold the reference's
+    setup (``place``), when its build failed there: the setup comes before anything of
+    the program's that may not parse (Go's in a file of its own, which Go parses alone),
+    and none of those errors depends on what follows (C's and C++'s are the lexer's, or
+    a header the setup includes that is not there), so no program would build. On the
+    test's side (Rust) the program's ``use`` lines come first: there only the build's
+    first parse error counts, or a delimiter the setup opens and nothing closes."""
     found = parse_errors(language, output, place.file)
-    return next((e for e in found if e.line in place.lines), None)
+    if place.side == "tester":
+        found = sorted(found, key=lambda e: e.line)[:1]
+    hit = next((e for e in found if e.line in place.lines), None)
+    if hit is None and language == "rust" and place.file is None:
+        opened = [line for line in _rust_unclosed(output) if line in place.lines]
+        hit = ParseError(opened[0], "a delimiter it opens is never closed") if opened else None
+    return hit
+
+
+_RUST_UNCLOSED = re.compile(
+    r"(?ms)^error: this file contains an unclosed delimiter\n"
+    r"\s*--> main\.rs:\d+:\d+\n(.*?)(?:\n\n|\Z)"
+)
+_SNIPPET_LINE = re.compile(r"\s*(\d+)\s*\|")
+_UNCLOSED_LABEL = re.compile(r"\s*\|[\s^-]*unclosed delimiter")
+
+
+def _rust_unclosed(output: str) -> list[int]:
+    """The lines of the main source where rustc says a delimiter opened that nothing
+    closes (the labels of its "unclosed delimiter" error; the error itself is at the end)."""
+    lines = []
+    for found in _RUST_UNCLOSED.finditer(output):
+        current = None
+        for text in found[1].splitlines():
+            if text.lstrip().startswith(":::"):
+                break  # a snippet of another file follows
+            numbered = _SNIPPET_LINE.match(text)
+            if numbered:
+                current = int(numbered[1])
+            elif current is not None and _UNCLOSED_LABEL.match(text):
+                lines.append(current)
+    return lines

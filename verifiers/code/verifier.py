@@ -384,7 +384,7 @@ def _failed_build(report: RunReport, plan: Plan) -> _FailedBuild | None:
             if compiled is peer:
                 _require_test_parses(peer, plan)
             else:
-                _require_setup_parses(compiled, plan)
+                _require_setup_parses(report, plan)
             text = compiled.output[-COMPILE_OUTPUT_CHARS:] or f"compile {compiled.status.value}"
             return compiled.status, text, meaning
     if peer is not None and peer.status is CompileStatus.TIMEOUT:
@@ -392,11 +392,13 @@ def _failed_build(report: RunReport, plan: Plan) -> _FailedBuild | None:
     return None
 
 
-def _require_setup_parses(compiled: CompileOutcome, plan: Plan) -> None:
-    """Raise `ItemInvalid` when the program's failed build stopped at errors in the
-    reference's setup, which comes before anything of the program's (`diagnostics`)."""
+def _require_setup_parses(report: RunReport, plan: Plan) -> None:
+    """Raise `ItemInvalid` when the program's build failed and a side's build stopped at
+    errors in the reference's setup, where nothing of the program's that may not parse
+    comes before it (`diagnostics`)."""
     place = plan.setup_place
-    if place is None or compiled.status is not CompileStatus.ERROR:
+    compiled = report.compile if place is None or place.side == "program" else report.peer_compile
+    if place is None or compiled is None or compiled.status is not CompileStatus.ERROR:
         return
     found = setup_parse_error(plan.program.language, compiled.output, place)
     if found is not None:

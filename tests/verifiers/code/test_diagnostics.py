@@ -234,6 +234,13 @@ JAVA_TEST = (
     "    if (Solution.add(1, 2) != 3) throw new AssertionError(); } }"
 )
 
+TESTER_SIDE = SetupPlace(range(2, 5), side="tester")
+RUSTC_USE_ERROR = "error: expected one of `::`, `;`, or `as`, found `x`\n --> main.rs:1:9\n\n"
+RUSTC_UNCLOSED = (
+    "error: this file contains an unclosed delimiter\n  --> main.rs:19:2\n   |\n"
+    " {opened} | mod helpers {{\n   |             - unclosed delimiter\n...\n19 |\n   | ^\n\n"
+)
+
 # (language, tool, right program, test, a setup that does not parse, what is said)
 UNPARSED_SETUP = [
     ("go", "go", GO_RIGHT, GO_TEST, "func helper( {}", "its line 1: unexpected {"),
@@ -250,6 +257,13 @@ UNPARSED_SETUP = [
     ),
     ("c", "gcc", C_RIGHT, C_TEST, "#include <referee_none.h>", "referee_none.h: No such file"),
     ("cpp", "g++", C_RIGHT, C_TEST.replace("assert.h", "cassert"), "/* open", "unterminated"),
+    # Rust's is read on the test's side, after our code and the program's `use` lines
+    ("rust", "rustc", RUST_RIGHT, RUST_TEST, "fn helper() -> i64 {\n    3 +\n}", "its line 3"),
+    ("rust", "rustc", RUST_RIGHT, RUST_TEST, "const X: i64 = 1;\nconst Y: i64 = ;", "its line 2"),
+    (
+        "rust", "rustc", "use std::collections::HashMap;\n" + RUST_RIGHT, RUST_TEST,
+        "mod helpers {\n    pub fn h() -> i64 { 1 }\n", "its line 1: a delimiter it opens",
+    ),
 ]  # fmt: skip
 
 
@@ -287,9 +301,16 @@ BROKEN_BESIDE_SETUP = [
         "java", "javac", "class Solution { static int add(int a, int b) { return a + b } }",
         JAVA_TEST, "class Helper {}",
     ),
-    (  # Rust's setup follows the program on its side: nothing there is concluded
+    (  # Rust's setup follows the program on its side: it is read on the test's
         "rust", "rustc", "fn add(a: i64, b: i64) -> i64 { a + b", RUST_TEST, "fn helper() {}",
     ),
+    (  # a program's `use` left open is not carried to the test's side, before the setup
+        "rust", "rustc", "use std::{fmt;\n" + RUST_RIGHT, RUST_TEST, "fn helper() {}",
+    ),
+    (  # nor read as the setup's when it does not parse there
+        "rust", "rustc", "use std::fmt x;\n" + RUST_RIGHT, RUST_TEST, "fn helper() {}",
+    ),
+    ("rust", "rustc", RUST_RIGHT.replace("a + b", "a +"), RUST_TEST, "fn helper() {}"),
 ]  # fmt: skip
 
 
@@ -320,6 +341,11 @@ def test_a_program_that_does_not_build_beside_a_setup_is_its_zero(
         ("c", "main.c:3:1: error: expected ';' before '}' token", SetupPlace(range(2, 5)), None),
         ("java", "Main.java:3: error: ';' expected", SetupPlace(range(2, 5)), 3),
         ("java", "Main.java:3: error: cannot find symbol", SetupPlace(range(2, 5)), None),
+        ("rust", "error: expected `;`, found `}`\n --> main.rs:3:5\n", TESTER_SIDE, 3),
+        ("rust", f"{RUSTC_USE_ERROR}error: expected `;`\n --> main.rs:3:5\n", TESTER_SIDE, None),
+        ("rust", "error[E0425]: cannot find value `x`\n --> main.rs:3:5\n", TESTER_SIDE, None),
+        ("rust", RUSTC_UNCLOSED.format(opened=3), TESTER_SIDE, 3),
+        ("rust", RUSTC_UNCLOSED.format(opened=6), TESTER_SIDE, None),
     ],
 )
 def test_setup_errors_are_read_in_its_lines(

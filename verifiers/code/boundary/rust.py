@@ -38,7 +38,7 @@ from referee.sandbox import Program
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.code import identifiers, rust_source
 from referee.verifiers.code.boundary.declarations import UNSUPPORTED, Refused
-from referee.verifiers.code.boundary.sides import Sides, lines_after
+from referee.verifiers.code.boundary.sides import SetupPlace, Sides, lines_after
 
 HARNESS = "referee_boundary.rs"
 MODULE = "referee_boundary"
@@ -369,7 +369,12 @@ def programs(code: str, test: str, setup: str) -> Sides:
     """The program's side and the test's (`program`, `tester`). Raises `Refused`, or
     `ItemInvalid` for a test without ``fn main()``."""
     exported = signatures(code, test, setup)
-    return Sides(program(code, setup, exported), *tester(code, setup, test, exported))
+    built, test_lines = tester(code, setup, test, exported)
+    place = None
+    if setup.strip():
+        above = f"mod {MODULE};\n{_uses(code)}"
+        place = SetupPlace(lines_after(above, setup), side="tester")
+    return Sides(program(code, setup, exported), built, test_lines, place)
 
 
 def program(code: str, setup: str, exported: list[Signature]) -> Program:
@@ -492,7 +497,10 @@ def _uses(code: str) -> str:
     for found in _USE.finditer(shadow):
         path = code[found.start(1) : found.end(1)].strip()
         words = set(_NAME.findall(path))
-        if depths[found.start()] == 0 and "as" not in words and not words & rust_source.PRELUDE:
+        # (a path with a brace left open would swallow the setup after it)
+        balanced = path.count("{") == path.count("}")
+        own = "as" in words or words & rust_source.PRELUDE
+        if depths[found.start()] == 0 and balanced and not own:
             uses.append(f"    pub use {path};\n")
     if not uses:
         return ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from referee.sandbox import Program
 
@@ -19,12 +19,16 @@ class Sides(NamedTuple):
 
 
 class SetupPlace(NamedTuple):
-    """The lines of the program's build that hold the reference's setup, before anything
-    of the program's, in ``file`` (the main source: None): a lexer's or parser's error
-    there is the setup's (`diagnostics.setup_parse_error`)."""
+    """The lines of a side's build that hold the reference's setup, after nothing of the
+    program's that may not parse, in ``file`` (the main source: None): a lexer's or
+    parser's error there is the setup's (`diagnostics.setup_parse_error`). The program's
+    side (``side``) unless the setup follows the program there (Rust: the program's inner
+    attributes lead the file); then the test's, where the setup follows only our code and
+    the program's well-formed ``use`` lines."""
 
     lines: range
     file: str | None = None
+    side: Literal["program", "tester"] = "program"
 
 
 def lines_after(prefix: str, text: str) -> range:
