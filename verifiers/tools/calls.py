@@ -12,6 +12,10 @@
 `parse_calls` returns the calls, or None when the response holds no call in any format
 (an irrelevance answer), and raises `Unparsable` when it tries a format and breaks it
 (a ``<tool_call>`` block that is not JSON). Nothing in the response is ever run.
+
+A name given twice (a JSON key, a Python keyword) breaks the call: readers disagree on
+which value counts (Python's ``json`` keeps the last, others the first or refuse, and
+Python itself refuses ``f(a=1, a=2)``), so a tool could run with the one not scored.
 """
 
 from __future__ import annotations
@@ -101,7 +105,9 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     looks_python = fmt == "auto" and _PYTHON_START.match(stripped) is not None
     if fmt in ("auto", "json") and stripped[0] in "[{" and not looks_python:
         try:
-            value = json.loads(stripped)
+            value = _loads(stripped)
+        except _RepeatedKey as exc:  # a call, broken: not prose to read past
+            raise Unparsable(f"not a JSON call ({exc})") from None
         except (ValueError, RecursionError):  # nested past what Python's reader takes
             if fmt == "json":
                 raise Unparsable("not a JSON call or list of calls", attempted=False) from None
@@ -110,6 +116,24 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     if fmt in ("auto", "python"):
         return _python_calls(stripped, strict=fmt == "python")
     return None
+
+
+class _RepeatedKey(ValueError):
+    """A JSON object names a key twice."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s object hook: an object, unless a key is repeated."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _RepeatedKey(f"key {key!r} given twice")
+        found[key] = value
+    return found
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_unique)
 
 
 def _unfenced(text: str) -> str:
@@ -121,7 +145,7 @@ def _unfenced(text: str) -> str:
 
 def _json(text: str, where: str) -> object:
     try:
-        return json.loads(text)
+        return _loads(text)
     except ValueError as exc:
         raise Unparsable(f"{where}: not JSON ({exc})") from None
     except RecursionError:
@@ -200,6 +224,10 @@ def _python_call(node: ast.Call) -> Call:
     name = _dotted(node.func)
     if node.args or any(keyword.arg is None for keyword in node.keywords):
         raise Unparsable(f"{name}(): arguments must be given by keyword")
+    names = [keyword.arg for keyword in node.keywords]
+    repeated = sorted({n for n in names if names.count(n) > 1 and n is not None})
+    if repeated:
+        raise Unparsable(f"{name}(): keyword argument {repeated[0]!r} given twice")
     try:
         arguments = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):

@@ -196,10 +196,6 @@ SPRAY = (
     "[weather.get(city='Paris', days=3), weather.get(city='Paris', days=4), "
     "weather.get(city='Lyon', days=3)]"
 )
-SPRAY = (
-    "[weather.get(city='Paris', days=3), weather.get(city='Paris', days=4), "
-    "weather.get(city='Lyon', days=3)]"
-)
 ATTACKS: list[tuple[str, Any, Any, dict[str, Any]]] = [
     (
         "spray every candidate value",
@@ -230,6 +226,48 @@ ATTACKS: list[tuple[str, Any, Any, dict[str, Any]]] = [
     ),
     ("broken hermes block", "<tool_call>{'name': 'weather.get'}</tool_call>", GOLD, {}),
     ("deep nesting", "weather.get(city=" + "[" * 5000 + "]" * 5000 + ", days=3)", GOLD, {}),
+    # a name given twice, the right value last (Python's json and dict keep the last;
+    # Python refuses the call, other readers keep the first): the tool may get "Lyon"
+    ("a keyword given twice", "weather.get(city='Lyon', city='Paris', days=3)", GOLD, {}),
+    (
+        "a JSON key given twice",
+        '<tool_call>{"name": "weather.get", "arguments": '
+        '{"city": "Lyon", "city": "Paris", "days": 3}}</tool_call>',
+        GOLD,
+        {},
+    ),
+    (
+        "a bare JSON key given twice",
+        '{"name": "weather.get", "arguments": {"city": "Lyon", "days": 3, "city": "Paris"}}',
+        GOLD,
+        {},
+    ),
+    (
+        "a key given twice in OpenAI arguments",
+        [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        **OPENAI_CALL,
+                        "function": {
+                            "name": "weather_get",
+                            "arguments": '{"city": "Lyon", "city": "Paris", "days": 3}',
+                        },
+                    }
+                ],
+            }
+        ],
+        GOLD,
+        {},
+    ),
+    (
+        "a call made twice-keyed where none is expected",
+        "weather.get(city='Lyon', city='Lyon')",
+        {"functions": [WEATHER], "ground_truth": []},
+        {},
+    ),
     (
         "too many calls",
         "[" + ", ".join(["weather.get(city='Paris', days=3)"] * 100) + "]",
