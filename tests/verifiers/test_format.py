@@ -60,6 +60,8 @@ CASES: list[tuple[str, Any, dict[str, Any], float]] = [
     ("42", None, JSON, 1.0),
     ("{'a': 1}", None, JSON, 0.0),
     ('{"a": NaN}', None, JSON, 0.0),
+    ('{"a": 1, "a": 2}', None, JSON, 0.0),  # which "a"? readers disagree
+    ('[{"b": {"c": 1, "c": 1}}]', None, JSON, 0.0),
     ('{"a": 1,}', None, JSON, 0.0),
     ('{"a": 1} trailing', None, JSON, 0.0),
     ("", None, JSON, 0.0),
@@ -73,6 +75,7 @@ CASES: list[tuple[str, Any, dict[str, Any], float]] = [
     ("[" * 100_000 + "]" * 100_000, None, JSON, 0.0),  # too deep to parse is not JSON
     # json_schema: Draft 2020-12, schema from reference or params
     ('{"name": "Ada", "age": 36}', PERSON, SCHEMA, 1.0),
+    ('{"name": "Ada", "age": "old", "age": 36}', PERSON, SCHEMA, 0.0),  # the last valid
     ('{"name": "Ada", "age": -1}', PERSON, SCHEMA, 0.0),
     ('{"name": 3}', PERSON, SCHEMA, 0.0),
     ('{"age": 3}', PERSON, SCHEMA, 0.0),

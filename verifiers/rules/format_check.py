@@ -7,7 +7,6 @@ shape is right and 0.0 when it is not; ``details.problem`` says what was wrong f
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from pydantic import Field, field_validator, model_validator
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 
+from referee.verifiers import json_text
 from referee.verifiers.base import ItemInvalid, ItemVerifier, Outcome, Params
 from referee.verifiers.rules.field_error import field_error
 from referee.verifiers.types import Item
@@ -210,13 +210,9 @@ def _json_body(text: str) -> tuple[Literal["fence", "response"], str | None]:
     return ("fence", blocks[0]) if blocks else ("response", text)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _parse_strict(body: str) -> Any:
-    """``json.loads`` without the NaN/Infinity extension that standard JSON lacks."""
-    return json.loads(body, parse_constant=_reject_constant)
+    """Standard JSON (no NaN/Infinity) that means one value (no key given twice)."""
+    return json_text.loads(body, constants=False)
 
 
 def _shorten(message: str) -> str:

@@ -13,19 +13,18 @@
 (an irrelevance answer), and raises `Unparsable` when it tries a format and breaks it
 (a ``<tool_call>`` block that is not JSON). Nothing in the response is ever run.
 
-A name given twice (a JSON key, a Python keyword) breaks the call: readers disagree on
-which value counts (Python's ``json`` keeps the last, others the first or refuse, and
-Python itself refuses ``f(a=1, a=2)``), so a tool could run with the one not scored.
+A name given twice (a JSON key, `verifiers.json_text`; a Python keyword, which Python
+itself refuses) breaks the call: a tool could run with the value not scored.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
+from referee.verifiers import json_text
 from referee.verifiers.tags import blocks
 from referee.verifiers.tools.call_reader import read_calls
 from referee.verifiers.types import Conversation, Message
@@ -105,8 +104,8 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     looks_python = fmt == "auto" and _PYTHON_START.match(stripped) is not None
     if fmt in ("auto", "json") and stripped[0] in "[{" and not looks_python:
         try:
-            value = _loads(stripped)
-        except _RepeatedKey as exc:  # a call, broken: not prose to read past
+            value = json_text.loads(stripped)
+        except json_text.RepeatedKey as exc:  # a call, broken: not prose to read past
             raise Unparsable(f"not a JSON call ({exc})") from None
         except (ValueError, RecursionError):  # nested past what Python's reader takes
             if fmt == "json":
@@ -118,24 +117,6 @@ def _text_calls(text: str, fmt: Format) -> list[Call] | None:
     return None
 
 
-class _RepeatedKey(ValueError):
-    """A JSON object names a key twice."""
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``'s object hook: an object, unless a key is repeated."""
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _RepeatedKey(f"key {key!r} given twice")
-        found[key] = value
-    return found
-
-
-def _loads(text: str) -> Any:
-    return json.loads(text, object_pairs_hook=_unique)
-
-
 def _unfenced(text: str) -> str:
     if "```" not in text:
         return text
@@ -145,7 +126,7 @@ def _unfenced(text: str) -> str:
 
 def _json(text: str, where: str) -> object:
     try:
-        return _loads(text)
+        return json_text.loads(text)
     except ValueError as exc:
         raise Unparsable(f"{where}: not JSON ({exc})") from None
     except RecursionError:
