@@ -24,7 +24,7 @@ from referee.service.distributed.celery_app import (
     make_celery,
     send_job_chunk,
 )
-from referee.service.distributed.ledger import record
+from referee.service.distributed.ledger import record, watch
 from referee.service.distributed.payloads import ChunkReply, JobChunk, ReplyChunk, WireTicket
 from referee.service.distributed.shares import Shares
 from referee.service.distributed.worker import HEARTBEAT_PREFIX, HEARTBEAT_S
@@ -116,10 +116,11 @@ class CeleryExecutor:
             await asyncio.to_thread(self._publish, call, index, chunk)
 
     async def submit_job(self, job: str, chunks: list[JobChunk]) -> None:
-        """Write a job's chunks to its ledger (`service.distributed.ledger`), then queue
-        them on their pools' batch queues."""
+        """Write a job's chunks to its ledger (`service.distributed.ledger`), queue them
+        on their pools' batch queues, then make the job one the sweep watches."""
         await record(self.redis, job, chunks, self.settings.job_ttl_s)
         await asyncio.to_thread(self._publish_job, chunks)
+        await watch(self.redis, job)
 
     def _publish_job(self, chunks: list[JobChunk]) -> None:
         with self.app.producer_or_acquire() as producer:

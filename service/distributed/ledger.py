@@ -73,15 +73,20 @@ def job_chunks(
 
 
 async def record(client: aioredis.Redis, job: str, chunks: list[JobChunk], ttl_s: int) -> None:
-    """Write ``job``'s chunks to its ledger and make it a live job for the sweep."""
+    """Write ``job``'s chunks to its ledger (before they are published)."""
     ledger, _ = ledger_keys(job)
     pipe = client.pipeline()
     for start in range(0, len(chunks), SCAN_BATCH):
         batch = chunks[start : start + SCAN_BATCH]
         pipe.hset(ledger, mapping={str(c.start): c.model_dump_json() for c in batch})
     pipe.expire(ledger, ttl_s)
-    pipe.sadd(LIVE_JOBS, job)
     await pipe.execute()
+
+
+async def watch(client: aioredis.Redis, job: str) -> None:
+    """Make ``job`` live for the sweep, once all its chunks are published (a chunk not
+    published yet is in no queue either: it would look lost)."""
+    await client.sadd(LIVE_JOBS, job)
 
 
 class Sweeper:
@@ -141,7 +146,7 @@ class Sweeper:
         state, done, noted = pipe.execute()
         if state is None or _text(state) != JobState.RUNNING:
             self._redis.srem(LIVE_JOBS, job)
-            self._redis.delete(notes)
+            self._redis.delete(*ledger_keys(job))  # nothing of it will be swept again
             return None
         note = {_text(k): _text(v) for k, v in noted.items()}
         done_now = _text(done or b"0")

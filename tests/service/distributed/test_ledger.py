@@ -22,7 +22,7 @@ from referee.service.distributed.celery_app import (
     make_celery,
     send_job_chunk,
 )
-from referee.service.distributed.ledger import LIVE_JOBS, Sweeper, job_chunks, record
+from referee.service.distributed.ledger import LIVE_JOBS, Sweeper, job_chunks, record, watch
 from referee.service.distributed.payloads import JobChunk
 from referee.service.execution.fair_queue import ANONYMOUS
 from referee.service.jobs.redis_store import JobWriter, job_keys, ledger_keys
@@ -46,22 +46,25 @@ def broker(tmp_path: Path) -> Iterator[Cluster]:
         cluster.stop_all()
 
 
-def make_job(cluster: Cluster, chunks: int) -> tuple[Sweeper, list[JobChunk]]:
-    """A running job of ``chunks`` cpu chunks in the ledger, none published yet."""
+def make_job(cluster: Cluster, chunks: int, live: bool = True) -> tuple[Sweeper, list[JobChunk]]:
+    """A running job of ``chunks`` cpu chunks in the ledger, none published yet; ``live``:
+    watched by the sweep (its publishing is over)."""
     settings = Settings(broker_url=cluster.broker, visibility_timeout_s=8)
     ranges = [(Pool.CPU, i * SIZE, (i + 1) * SIZE) for i in range(chunks)]
     chunked = job_chunks(JOB, ranges, 1.0, ANONYMOUS)
     client = cluster.redis()
     meta, *_ = job_keys(JOB)
     client.hset(meta, mapping={"state": "running", "total": chunks * SIZE, "created": 0})
-    asyncio.run(record_with(cluster, chunked))
+    asyncio.run(record_with(cluster, chunked, live))
     return Sweeper(client, make_celery(settings), settings), chunked
 
 
-async def record_with(cluster: Cluster, chunks: list[JobChunk]) -> None:
+async def record_with(cluster: Cluster, chunks: list[JobChunk], live: bool) -> None:
     client = aioredis.Redis.from_url(cluster.broker)
     try:
         await record(client, JOB, chunks, ttl_s=600)
+        if live:
+            await watch(client, JOB)
     finally:
         await client.aclose()
 
@@ -119,7 +122,14 @@ def test_progress_or_an_ended_job_stops_the_suspicion(broker: Cluster) -> None:
     client.hset(job_keys(JOB)[0], "state", "cancelled")
     assert sweeper.sweep() == []  # a cancelled job's chunks are nobody's loss
     assert not client.sismember(LIVE_JOBS, JOB)
-    assert not client.exists(ledger_keys(JOB)[1])
+    assert not any(client.exists(key) for key in ledger_keys(JOB))
+    assert queued_ids(broker) == []
+
+
+def test_a_job_still_being_published_is_not_swept(broker: Cluster) -> None:
+    sweeper, _ = make_job(broker, 2, live=False)
+    for _ in range(4):
+        assert sweeper.sweep() == []
     assert queued_ids(broker) == []
 
 
@@ -135,7 +145,7 @@ def test_one_sweeper_at_a_time(broker: Cluster) -> None:
 
 @pytest.mark.slow
 def test_a_job_whose_chunk_the_broker_lost_still_finishes(tmp_path: Path) -> None:
-    cluster = make_cluster(tmp_path)
+    cluster = make_cluster(tmp_path, REFEREE_VISIBILITY_TIMEOUT_S="5")  # a sweep each 2 s
     try:
         cluster.start_gateway()  # no worker yet: the job's chunks wait in the queue
         path = tmp_path / "items.jsonl"
