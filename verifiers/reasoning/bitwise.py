@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from referee.verifiers import syntax_tree
 from referee.verifiers.base import ItemInvalid
 
 MAX_PROBLEM_CHARS = 4096
@@ -46,7 +47,7 @@ def value_of(problem: str) -> int:
     if len(problem) > MAX_PROBLEM_CHARS:
         raise ItemInvalid("invalid_reference", f"{_WHERE}: over {MAX_PROBLEM_CHARS} characters")
     try:
-        tree = ast.parse(problem.strip(), mode="eval")
+        tree = syntax_tree.parse(problem.strip(), mode="eval")
         return _value(tree.body)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         message = f"{_WHERE}: not an integer expression of + - * << >> ({exc})"

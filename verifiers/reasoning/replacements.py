@@ -29,6 +29,7 @@ from typing import Any
 
 import sympy
 
+from referee.verifiers import syntax_tree
 from referee.verifiers.base import ItemInvalid
 from referee.verifiers.reasoning.arithmetic import numbers_of, solves
 from referee.verifiers.reasoning.bitwise import score as bitwise_score
@@ -121,7 +122,7 @@ def sorting(upstream: Scorer) -> Scorer:
             json.loads(str(gold))
         except ValueError:
             try:
-                gold = json.dumps(ast.literal_eval(str(gold)))
+                gold = json.dumps(ast.literal_eval(syntax_tree.parse(str(gold), mode="eval")))
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 raise ItemInvalid(
                     "invalid_reference", "reference.entry.answer: not a list"

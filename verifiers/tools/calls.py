@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal, NamedTuple
 
-from referee.verifiers import json_text
+from referee.verifiers import json_text, syntax_tree
 from referee.verifiers.tags import blocks
 from referee.verifiers.tools.call_reader import read_calls
 from referee.verifiers.types import Conversation, Message
@@ -189,7 +189,7 @@ def _python_calls(text: str, strict: bool) -> list[Call] | None:
 def _call_nodes(text: str) -> Iterator[ast.Call]:
     """The call expressions of ``text``: one expression per line, or a list or tuple of
     calls. Raises SyntaxError / ValueError for anything else (prose is not a call)."""
-    tree = ast.parse(text, mode="exec")
+    tree = syntax_tree.parse(text, mode="exec")
     for statement in tree.body:
         if not isinstance(statement, ast.Expr):
             raise ValueError("not an expression")

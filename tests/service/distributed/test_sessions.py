@@ -32,7 +32,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         c.start_gateway()
         c.start_worker("sandbox", concurrency=1)
         c.start_worker("sandbox", concurrency=1)
-        c.wait_consumers("sandbox", 2)
+        c.wait_consumers("sandbox", 2, timeout_s=90)  # 30 s ran out in a loaded full run
         wait_hosts(c, 2)
         yield c
     finally:

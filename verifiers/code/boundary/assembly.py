@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 from referee.sandbox import Case, Program
+from referee.verifiers import syntax_tree
 from referee.verifiers.code import js_source
 
 MODULE = "solution"
@@ -81,7 +82,7 @@ def _without_own_imports(text: str) -> str:
     together; inside the sandbox there is no `referee` to import), however they wrap."""
     dropped = {
         line
-        for node in ast.parse(text).body
+        for node in syntax_tree.parse(text).body
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("referee.")
         for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
     }
@@ -149,7 +150,7 @@ def node_classes(setup: str) -> list[str]:
     """The classes ``setup`` defines at its top level (LeetCode's ``ListNode``,
     ``TreeNode``): their objects cross the boundary by value (`codec.Nodes`)."""
     try:
-        tree = ast.parse(setup)
+        tree = syntax_tree.parse(setup)
     except SyntaxError:
         return []
     return sorted({node.name for node in tree.body if isinstance(node, ast.ClassDef)})
@@ -337,7 +338,7 @@ def program_names(test: str, setup: str = "") -> list[str]:
     bound: set[str] = set()
     for source in (setup, test):
         try:
-            tree = ast.parse(source)
+            tree = syntax_tree.parse(source)
         except SyntaxError:
             continue
         _collect(tree, loaded, bound)
