@@ -136,10 +136,32 @@ def setup_parse_error(language: str, output: str, place: SetupPlace) -> ParseErr
     if place.side == "tester":
         found = sorted(found, key=lambda e: e.line)[:1]
     hit = next((e for e in found if e.line in place.lines), None)
-    if hit is None and language == "rust" and place.file is None:
-        opened = [line for line in _rust_unclosed(output) if line in place.lines]
+    if hit is None and place.file is None:
+        opened = [line for line in _unclosed(language, output) if line in place.lines]
         hit = ParseError(opened[0], "a delimiter it opens is never closed") if opened else None
     return hit
+
+
+_GPP_UNCLOSED = re.compile(
+    r"(?m)^main\.cpp:\d+:\d+: error: expected '}' at end of input\n(?:.*\n){0,3}?"
+    r"main\.cpp:(\d+):\d+: note: to match this '\{'"
+)
+
+
+def _unclosed(language: str, output: str) -> list[int]:
+    """Lines of the main source where a delimiter opens that nothing after it closes,
+    as the compiler says (rustc's labels, g++'s "to match this" note; gcc's C says
+    nothing of where)."""
+    if language == "rust":
+        return _rust_unclosed(output)
+    if language == "cpp":
+        return [int(m[1]) for m in _GPP_UNCLOSED.finditer(_plain_quotes(output))]
+    return []
+
+
+def _plain_quotes(output: str) -> str:
+    """gcc's output with its typographic quotes (a UTF-8 locale's) made ASCII."""
+    return output.translate({0x2018: "'", 0x2019: "'"})
 
 
 _RUST_UNCLOSED = re.compile(

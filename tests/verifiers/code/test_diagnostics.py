@@ -241,6 +241,11 @@ RUSTC_UNCLOSED = (
     " {opened} | mod helpers {{\n   |             - unclosed delimiter\n...\n19 |\n   | ^\n\n"
 )
 
+GPP_UNCLOSED = (  # g++ in a UTF-8 locale quotes typographically
+    "main.cpp:9:26: error: expected \u2018}}\u2019 at end of input\n    9 | }}\n      |  ^\n"
+    "main.cpp:{opened}:18: note: to match this \u2018{{\u2019\n"
+)
+
 # (language, tool, right program, test, a setup that does not parse, what is said)
 UNPARSED_SETUP = [
     ("go", "go", GO_RIGHT, GO_TEST, "func helper( {}", "its line 1: unexpected {"),
@@ -257,6 +262,10 @@ UNPARSED_SETUP = [
     ),
     ("c", "gcc", C_RIGHT, C_TEST, "#include <referee_none.h>", "referee_none.h: No such file"),
     ("cpp", "g++", C_RIGHT, C_TEST.replace("assert.h", "cassert"), "/* open", "unterminated"),
+    (  # a brace it leaves open: g++ notes where, at the end of the input
+        "cpp", "g++", C_RIGHT, C_TEST.replace("assert.h", "cassert"),
+        "int helper() {\n    return 1;", "its line 1: a delimiter it opens is never closed",
+    ),
     # Rust's is read on the test's side, after our code and the program's `use` lines
     ("rust", "rustc", RUST_RIGHT, RUST_TEST, "fn helper() -> i64 {\n    3 +\n}", "its line 3"),
     ("rust", "rustc", RUST_RIGHT, RUST_TEST, "const X: i64 = 1;\nconst Y: i64 = ;", "its line 2"),
@@ -297,6 +306,10 @@ BROKEN_BESIDE_SETUP = [
         "c", "gcc", C_RIGHT + " /* open", C_TEST, "int helper(void) { return 1; }",
     ),
     ("c", "gcc", "int add(int a, int b) { return a + b @; }", C_TEST, "int helper(void);"),
+    (  # the program's own brace left open: g++'s note points into the program
+        "cpp", "g++", "int add(int a, int b) { return a + b;",
+        C_TEST.replace("assert.h", "cassert"), "int helper() { return 1; }",
+    ),
     (
         "java", "javac", "class Solution { static int add(int a, int b) { return a + b } }",
         JAVA_TEST, "class Helper {}",
@@ -345,6 +358,9 @@ def test_a_program_that_does_not_build_beside_a_setup_is_its_zero(
         ("rust", f"{RUSTC_USE_ERROR}error: expected `;`\n --> main.rs:3:5\n", TESTER_SIDE, None),
         ("rust", "error[E0425]: cannot find value `x`\n --> main.rs:3:5\n", TESTER_SIDE, None),
         ("rust", RUSTC_UNCLOSED.format(opened=3), TESTER_SIDE, 3),
+        ("cpp", GPP_UNCLOSED.format(opened=3), SetupPlace(range(2, 5)), 3),
+        ("cpp", GPP_UNCLOSED.format(opened=6), SetupPlace(range(2, 5)), None),
+        ("c", GPP_UNCLOSED.format(opened=3).replace(".cpp", ".c"), SetupPlace(range(2, 5)), None),
         ("rust", RUSTC_UNCLOSED.format(opened=6), TESTER_SIDE, None),
     ],
 )
