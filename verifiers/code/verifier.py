@@ -106,14 +106,14 @@ def _check_time_limit(language: str, params: CodeParams) -> None:
     """Raise `ItemInvalid` when ``language``'s own start leaves the program no time:
     every answer would time out, a configuration mistake and not the answer's 0."""
     lang = languages.find(language)
-    least = 2 * lang.start_s if lang is not None else 0.0
-    if lang is not None and params.time_limit_s < least:
-        raise ItemInvalid(
-            "invalid_params",
-            f"params.time_limit_s: {language} takes about {lang.start_s:g} CPU seconds to "
-            f"start each run (its toolchain compiles the program every time); give at least "
-            f"{least:g}",
-        )
+    if lang is None or params.time_limit_s >= 2 * lang.start_s:
+        return
+    raise ItemInvalid(
+        "invalid_params",
+        f"params.time_limit_s: {language} takes about {lang.start_s:g} CPU seconds to start "
+        f"each run (its toolchain compiles the program every time); give at least "
+        f"{2 * lang.start_s:g}",
+    )
 
 
 def _extracted(text: str, params: CodeParams, suite: Suite) -> tuple[Extraction | None, str]:

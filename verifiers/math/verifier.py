@@ -383,12 +383,12 @@ def _judge(
         money=params.money,
         complex_i=params.complex_i,
     )
-    left = undone(node) - undone(gold.side.node)
-    if left:
-        flags = [*details.get("pair_flags", ()), "unevaluated_answer"]
-        reason = f"the answer leaves {' and '.join(sorted(left))} to evaluate"
-        return 0.0, {**details, "pair_flags": flags, "rule": "unevaluated", "reason": reason}
     try:
+        left = undone(node) - undone(gold.side.node)
+        if left:
+            flags = [*details.get("pair_flags", ()), "unevaluated_answer"]
+            reason = f"the answer leaves {' and '.join(sorted(left))} to evaluate"
+            return 0.0, {**details, "pair_flags": flags, "rule": "unevaluated", "reason": reason}
         rule = compare(gold.side, Side(node, norm), policy)
         undefined = isinstance(node, Scalar) and node.expr is not None and not_finite(node.expr)
     except RecursionError:
