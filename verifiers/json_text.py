@@ -19,9 +19,8 @@ def loads(text: str, *, constants: bool = True) -> Any:
     """``json.loads`` refusing repeated keys (`RepeatedKey`, a ValueError), and, with
     ``constants`` false, the NaN / Infinity extension standard JSON lacks (ValueError).
     Raises what ``json.loads`` raises (ValueError, RecursionError) on anything else."""
-    if constants:
-        return json.loads(text, object_pairs_hook=_unique)
-    return json.loads(text, object_pairs_hook=_unique, parse_constant=_refuse_constant)
+    refused = None if constants else _refuse_constant  # None: json's own reading
+    return json.loads(text, object_pairs_hook=_unique, parse_constant=refused)
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

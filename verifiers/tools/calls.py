@@ -205,10 +205,11 @@ def _python_call(node: ast.Call) -> Call:
     name = _dotted(node.func)
     if node.args or any(keyword.arg is None for keyword in node.keywords):
         raise Unparsable(f"{name}(): arguments must be given by keyword")
-    names = [keyword.arg for keyword in node.keywords]
-    repeated = sorted({n for n in names if names.count(n) > 1 and n is not None})
-    if repeated:
-        raise Unparsable(f"{name}(): keyword argument {repeated[0]!r} given twice")
+    seen: set[str] = set()
+    for keyword in node.keywords:  # one pass: a call may hold many thousands of them
+        if keyword.arg in seen:
+            raise Unparsable(f"{name}(): keyword argument {keyword.arg!r} given twice")
+        seen.add(keyword.arg or "")
     try:
         arguments = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):

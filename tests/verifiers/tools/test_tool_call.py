@@ -4,6 +4,7 @@ the attacks a policy would try, and the two-golds invariant."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -287,6 +288,17 @@ def test_attacks_do_not_score(
     result = score(response, reference, **params)
     assert result.status == Status.OK, result.error
     assert result.reward == pytest.approx(expect), result.details
+
+
+def test_a_call_of_many_keywords_is_read_in_one_pass() -> None:
+    """Read by ``ast`` (``1_0`` is past the quick reader): checking for a repeated keyword
+    must not cost the square of the keywords."""
+    keywords = ", ".join(f"k{i}=1_0" for i in range(30_000))
+    start = time.monotonic()
+    result = score(f"weather.get({keywords}, k0=1)")
+    assert time.monotonic() - start < 5.0
+    assert (result.status, result.reward) == (Status.OK, 0.0)
+    assert "'k0' given twice" in result.details["unreadable"]
 
 
 @pytest.mark.parametrize(
