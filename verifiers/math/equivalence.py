@@ -529,6 +529,9 @@ def _seq_equal(gold: Seq, pred: Node, policy: Policy) -> Rule:
     ):
         rule = node_equal(gold.items[0], pred, policy)
         return f"singleton:{rule}" if rule else None
+    named = _assigned_values(gold)
+    if named is not None and _is_pair(pred, len(named)):
+        return _pair_equal(named, _pair_items(pred), policy)
     if not isinstance(pred, Seq) or len(pred.items) != len(gold.items):
         return None
     if gold.kind in ("set", "bare"):
@@ -562,9 +565,49 @@ def _interval_equal(gold: Interval, pred: Node, policy: Policy) -> Rule:
         return None
     if isinstance(pred, Seq) and pred.kind == "tuple" and gold.left_open and gold.right_open:
         return None
+    named = _assigned_values(pred)
+    if named is not None and len(named) == 2 and gold.left_open and gold.right_open:
+        return _pair_equal((gold.lo, gold.hi), named, policy)
     if isinstance(pred, SympyObject) and isinstance(pred.value, sympy.MatrixBase):
         return _vector_equal(pred.value, (gold.lo, gold.hi), policy) if gold.left_open else None
     return _set_equal(gold, pred, policy)
+
+
+def _assigned_values(node: Node) -> tuple[Node, ...] | None:
+    """The values of ``x=5, y=6`` (a list of two or more assignments to distinct names,
+    in the order written): a point given by its coordinates; else None."""
+    if not isinstance(node, Seq) or node.kind != "bare" or len(node.items) < 2:
+        return None
+    items = node.items
+    if not all(isinstance(i, Equation) and _is_symbol_name(i.lhs) for i in items):
+        return None
+    names = {_squash(i.lhs) for i in items if isinstance(i, Equation)}
+    if len(names) != len(items):
+        return None
+    values = tuple(i.rhs for i in items if isinstance(i, Equation))
+    if any(_mentions(v, name) for v in values for name in names):
+        return None
+    return values
+
+
+def _is_pair(node: Node, size: int) -> bool:
+    """Whether ``node`` is a tuple of ``size`` items (an open interval is a pair too)."""
+    if isinstance(node, Interval):
+        return size == 2 and node.left_open and node.right_open
+    return isinstance(node, Seq) and node.kind == "tuple" and len(node.items) == size
+
+
+def _pair_items(node: Node) -> tuple[Node, ...]:
+    if isinstance(node, Interval):
+        return (node.lo, node.hi)
+    assert isinstance(node, Seq)
+    return node.items
+
+
+def _pair_equal(gold: tuple[Node, ...], pred: tuple[Node, ...], policy: Policy) -> Rule:
+    """A tuple against a point's coordinates, in order: ``(5,6)`` is ``x=5, y=6``."""
+    ok = all(node_equal(g, p, policy) for g, p in zip(gold, pred, strict=True))
+    return "coordinates" if ok else None
 
 
 def to_sympy_set(node: Node) -> Any:

@@ -58,6 +58,10 @@ class Unsafe(Unparsable):
     """The text would take unreasonable time or memory to evaluate."""
 
 
+class FalseChain(Unparsable):
+    """A chain ``x = a = b`` whose constant sides differ: no single answer."""
+
+
 @dataclass(frozen=True)
 class Scalar:
     text: str
@@ -163,8 +167,10 @@ def _node(text: str, depth: int) -> Node:
         lhs = sides[0].strip()
         return Equation(lhs, _node(sides[1], depth + 1), _lhs_expr(lhs))
     if len(sides) > 2 and not _is_relation(text):
-        # a chain "x = 2 + 3 = 5": the last side is the value
-        return _node(sides[-1], depth + 1)
+        # a chain "x = 2 + 3 = 5": the last side is the value, once the chain holds
+        value = _node(sides[-1], depth + 1)
+        _check_chain(sides[:-1], value, depth)
+        return value
     if r"\in" in text:
         found = re.match(r"^\s*([A-Za-z])\s*\\in(?![a-zA-Z])(.*)$", text, re.S)
         if found:
@@ -172,6 +178,64 @@ def _node(text: str, depth: int) -> Node:
                 found.group(1), _node(found.group(2), depth + 1), _lhs_expr(found.group(1))
             )
     return _from_sympy(text, _latex(text))
+
+
+def _check_chain(sides: list[str], value: Node, depth: int) -> None:
+    """Raise `FalseChain` when a side of ``x = 2 + 2 = 5`` is a number other than the
+    value: the answer asserts something false, which ``2 + 2 = 5`` alone does too. Sides
+    with variables (``V = \\frac43 \\pi r^3 = 36\\pi``) or that do not parse say nothing."""
+    for side in sides:
+        try:
+            node = _node(side, depth + 1)
+        except Unsafe:
+            raise
+        except Unparsable:
+            continue
+        if _differ(node, value):
+            raise FalseChain(f"a chain of unequal values: {side.strip()} is not the answer")
+
+
+def _differ(side: Node, value: Node) -> bool:
+    """Whether two constants differ by more than the last written decimal place allows;
+    an undefined or infinite side differs from any other value."""
+    if not isinstance(side, Scalar) or not isinstance(value, Scalar):
+        return False
+    a, b = side.sympy(), value.sympy()
+    if not (a.is_number and b.is_number):
+        return False
+    try:
+        va, vb = sympy.N(a, 30), sympy.N(b, 30)
+        if va == vb:
+            return False
+        if not (_finite(va) and _finite(vb)):
+            return True
+        return not _agree(va, vb, _places(side), _places(value))
+    except (MemoryError, RecursionError):
+        raise
+    except Exception:  # noqa: BLE001 - sympy raises many types on odd constants
+        return False
+
+
+def _places(node: Scalar) -> int | None:
+    return None if node.number is None else node.number.decimals
+
+
+def _agree(a: Any, b: Any, a_places: int | None, b_places: int | None) -> bool:
+    """Exact values agree to 12 digits; a decimal with fewer places (``0.33``, ``0.67``)
+    agrees with a value it rounds or cuts to those places."""
+    written = [(n, v) for n, v in ((a_places, a), (b_places, b)) if n is not None]
+    if not written:
+        return bool(abs(a - b) <= max(abs(b), 1) * sympy.Float("1e-12"))
+    places, short = min(written, key=lambda w: w[0])  # the decimal with the fewest places
+    other = b if short is a else a
+    unit = sympy.Float(10) ** -places
+    if abs(other - short) <= unit / 2:
+        return True
+    return bool((other >= 0) == (short >= 0) and abs(short) <= abs(other) < abs(short) + unit)
+
+
+def _finite(value: Any) -> bool:
+    return bool(value.is_number and not value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))
 
 
 _PAIRS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle"}

@@ -34,6 +34,7 @@ from referee.verifiers.math.normalization import Normalized, normalize
 from referee.verifiers.math.operations import undone
 from referee.verifiers.math.parsing import (
     MAX_ANSWER_CHARS,
+    FalseChain,
     Scalar,
     Unparsable,
     Unsafe,
@@ -172,7 +173,8 @@ class MathVerifier(ItemVerifier[MathParams]):
 
     One flag decides: ``unevaluated_answer``, an integral, sum, product, limit or
     derivative the gold does not keep (the question restated, `verifiers.math.operations`),
-    scores 0 (rule ``unevaluated``).
+    scores 0 (rule ``unevaluated``). So does a chain ``x = 2+2 = 5`` whose constant sides
+    differ (rule ``false_chain``; ``2+2 = 5`` alone was never an answer either).
     """
 
     name = "math"
@@ -369,6 +371,8 @@ def _judge(
         node = parse_answer(norm.text)
     except Unsafe as exc:
         return 0.0, {**details, "rule": "unsafe_answer", "reason": str(exc)}
+    except FalseChain as exc:
+        return 0.0, {**details, "rule": "false_chain", "reason": str(exc)}
     except Unparsable as exc:
         return 0.0, {**details, "rule": "unparsable_answer", "reason": str(exc)}
     except RecursionError:

@@ -21,6 +21,7 @@ INVALID_GOLD: list[Any] = [
     "1" * 6000,
     "x" * 5000,
     "\\frac{1}{0}",
+    "x = 2+2 = 5",
     None,
     True,
     {"answer": 1},
