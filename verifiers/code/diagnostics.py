@@ -124,22 +124,54 @@ def reference_parse_error(language: str, output: str, test_lines: range) -> Pars
     return None
 
 
-def setup_parse_error(language: str, output: str, place: SetupPlace) -> ParseError | None:
+def setup_parse_error(
+    language: str, output: str, place: SetupPlace, source: str = ""
+) -> ParseError | None:
     """The first parse error in the lines of a side's build that hold the reference's
     setup (``place``), when its build failed there: the setup comes before anything of
     the program's that may not parse (Go's in a file of its own, which Go parses alone),
     and none of those errors depends on what follows (C's and C++'s are the lexer's, or
     a header the setup includes that is not there), so no program would build. On the
     test's side (Rust) the program's ``use`` lines come first: there only the build's
-    first parse error counts, or a delimiter the setup opens and nothing closes."""
+    first parse error counts, or a delimiter the setup opens and nothing closes. gcc's C
+    does not say where an unclosed brace began: there the setup's own text (the lines of
+    ``source``, the side's main source, that hold it) is read for one."""
     found = parse_errors(language, output, place.file)
     if place.side == "tester":
         found = sorted(found, key=lambda e: e.line)[:1]
     hit = next((e for e in found if e.line in place.lines), None)
     if hit is None and place.file is None:
         opened = [line for line in _unclosed(language, output) if line in place.lines]
+        if not opened and language == "c" and _GCC_AT_END.search(output):
+            opened = _c_unclosed(source, place.lines)
         hit = ParseError(opened[0], "a delimiter it opens is never closed") if opened else None
     return hit
+
+
+_GCC_AT_END = re.compile(r"(?m)^main\.c:\d+:\d+: error: expected .{1,80} at end of input")
+_C_TOKEN = re.compile(
+    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?"
+    r"|^[ \t]*#(?:\\\n|[^\n])*|[{}]",
+    re.S | re.M,
+)
+"""What C's lexer skips before a brace counts: comments, string and character literals
+(to the line's end when unterminated) and preprocessor lines (with their continuations,
+a ``#define`` may hold a brace)."""
+
+
+def _c_unclosed(source: str, lines: range) -> list[int]:
+    """The lines (of ``source``) among ``lines`` where a brace opens that nothing in
+    those lines closes; [] when one closes more than they open (not a setup of its own)."""
+    text = "\n".join(source.split("\n")[lines.start - 1 : lines.stop - 1])
+    opened: list[int] = []
+    for token in _C_TOKEN.finditer(text):
+        if token[0] == "{":
+            opened.append(lines.start + text.count("\n", 0, token.start()))
+        elif token[0] == "}":
+            if not opened:
+                return []
+            opened.pop()
+    return opened[:1]
 
 
 _GPP_UNCLOSED = re.compile(

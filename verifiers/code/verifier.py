@@ -400,7 +400,7 @@ def _require_setup_parses(report: RunReport, plan: Plan) -> None:
     compiled = report.compile if place is None or place.side == "program" else report.peer_compile
     if place is None or compiled is None or compiled.status is not CompileStatus.ERROR:
         return
-    found = setup_parse_error(plan.program.language, compiled.output, place)
+    found = setup_parse_error(plan.program.language, compiled.output, place, plan.program.source)
     if found is not None:
         line = found.line - place.lines.start + 1
         said = f"does not parse (its line {line}: {found.message})"

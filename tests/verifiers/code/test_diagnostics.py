@@ -262,6 +262,10 @@ UNPARSED_SETUP = [
     ),
     ("c", "gcc", C_RIGHT, C_TEST, "#include <referee_none.h>", "referee_none.h: No such file"),
     ("cpp", "g++", C_RIGHT, C_TEST.replace("assert.h", "cassert"), "/* open", "unterminated"),
+    (  # a brace it leaves open: gcc's C says only that the input ended, its text says where
+        "c", "gcc", C_RIGHT, C_TEST, "int helper(void) { return 1; }\nint other(void) {\n",
+        "its line 2: a delimiter it opens is never closed",
+    ),
     (  # a brace it leaves open: g++ notes where, at the end of the input
         "cpp", "g++", C_RIGHT, C_TEST.replace("assert.h", "cassert"),
         "int helper() {\n    return 1;", "its line 1: a delimiter it opens is never closed",
@@ -306,6 +310,11 @@ BROKEN_BESIDE_SETUP = [
         "c", "gcc", C_RIGHT + " /* open", C_TEST, "int helper(void) { return 1; }",
     ),
     ("c", "gcc", "int add(int a, int b) { return a + b @; }", C_TEST, "int helper(void);"),
+    (  # the program's own brace left open, beside a setup with braces that are no braces
+        "c", "gcc", "int add(int a, int b) { return a + b;", C_TEST,
+        '#define OPEN {\nstatic const char *s = "{"; /* { */\n// {\n'
+        "static int helper(void) { return '{' + s[0]; }",
+    ),
     (  # the program's own brace left open: g++'s note points into the program
         "cpp", "g++", "int add(int a, int b) { return a + b;",
         C_TEST.replace("assert.h", "cassert"), "int helper() { return 1; }",
