@@ -110,21 +110,23 @@ class SympyObject:
 Node = Scalar | Seq | Interval | Union | Equation | SympyObject
 
 
-def parse_answer(text: str) -> Node:
-    """The node for a normalised answer; raises `Unparsable` (or `Unsafe`)."""
+def parse_answer(text: str, *, chains: bool = True) -> Node:
+    """The node for a normalised answer; raises `Unparsable` (or `Unsafe`), and
+    `FalseChain` for a chain ``x = 2+2 = 5`` unless ``chains`` is False (the text lost a
+    percent sign or a unit in normalisation: ``\\frac12 = 50`` was ``\\frac12 = 50\\%``)."""
     if len(text) > MAX_ANSWER_CHARS:
         raise Unsafe(f"answer longer than {MAX_ANSWER_CHARS} characters")
     if not text.strip():
         raise Unparsable("empty answer")
-    return _parse_cached(text.strip())
+    return _parse_cached(text.strip(), chains)
 
 
 @lru_cache(maxsize=8192)
-def _parse_cached(text: str) -> Node:
-    return _node(text, 0)
+def _parse_cached(text: str, chains: bool) -> Node:
+    return _node(text, 0, chains)
 
 
-def _node(text: str, depth: int) -> Node:
+def _node(text: str, depth: int, chains: bool = True) -> Node:
     if depth > 4:
         raise Unparsable("nested too deeply")
     text = text.strip()
@@ -139,7 +141,7 @@ def _node(text: str, depth: int) -> Node:
     _check_depth(text)
     parts = _split_top(text, r"\cup")
     if len(parts) > 1:
-        return Union(tuple(_node(p, depth + 1) for p in parts))
+        return Union(tuple(_node(p, depth + 1, chains) for p in parts))
     if " or " in text and _is_relation(text):
         relations = [_latex(part) for part in text.split(" or ")]
         if all(isinstance(r, sympy.core.relational.Relational | sympy.And) for r in relations):
@@ -149,33 +151,34 @@ def _node(text: str, depth: int) -> Node:
         # "x = -3 or x = 2", "3 and 5": the values, as a bare (unordered) list
         if len(alternatives) > MAX_ELEMENTS:
             raise Unparsable("too many elements")
-        return Seq("bare", tuple(_node(p, depth + 1) for p in alternatives))
+        return Seq("bare", tuple(_node(p, depth + 1, chains) for p in alternatives))
     if _JUXTAPOSED.search(text):
         raise Unparsable("two numbers side by side")
     if _APPROXIMATE.search(text):
         raise Unparsable("an approximation is no exact answer")
-    structured = _bracketed(text, depth)
+    structured = _bracketed(text, depth, chains)
     if structured is not None:
         return structured
     commas = _split_top(text, ",")
     if len(commas) > 1:
         if len(commas) > MAX_ELEMENTS:
             raise Unparsable("too many elements")
-        return Seq("bare", tuple(_node(p, depth + 1) for p in commas))
+        return Seq("bare", tuple(_node(p, depth + 1, chains) for p in commas))
     sides = _split_top(text, "=")
     if len(sides) == 2 and sides[0].strip() and not _is_relation(text):
         lhs = sides[0].strip()
-        return Equation(lhs, _node(sides[1], depth + 1), _lhs_expr(lhs))
+        return Equation(lhs, _node(sides[1], depth + 1, chains), _lhs_expr(lhs))
     if len(sides) > 2 and not _is_relation(text):
         # a chain "x = 2 + 3 = 5": the last side is the value, once the chain holds
-        value = _node(sides[-1], depth + 1)
-        _check_chain(sides[:-1], value, depth)
+        value = _node(sides[-1], depth + 1, chains)
+        if chains:
+            _check_chain(sides[:-1], value, depth)
         return value
     if r"\in" in text:
         found = re.match(r"^\s*([A-Za-z])\s*\\in(?![a-zA-Z])(.*)$", text, re.S)
         if found:
             return Equation(
-                found.group(1), _node(found.group(2), depth + 1), _lhs_expr(found.group(1))
+                found.group(1), _node(found.group(2), depth + 1, chains), _lhs_expr(found.group(1))
             )
     return _from_sympy(text, _latex(text))
 
@@ -246,7 +249,7 @@ _APPROXIMATE = re.compile(r"\\(?:approx|simeq|sim|thickapprox|fallingdotseq)(?![
 _JUXTAPOSED = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s+\.?\d")
 
 
-def _bracketed(text: str, depth: int) -> Node | None:
+def _bracketed(text: str, depth: int, chains: bool) -> Node | None:
     """A bracketed list, set, tuple or interval spanning the whole text; else None."""
     opener = next((o for o in ("\\{", "\\langle", "(", "[") if text.startswith(o)), None)
     if opener is None:
@@ -265,10 +268,10 @@ def _bracketed(text: str, depth: int) -> Node | None:
             return None
         if not inner.strip():
             return Seq("set", ())
-        return Seq("set", tuple(_node(i, depth + 1) for i in items))
+        return Seq("set", tuple(_node(i, depth + 1, chains) for i in items))
     if opener == "\\langle":
         return (
-            Seq("tuple", tuple(_node(i, depth + 1) for i in items))
+            Seq("tuple", tuple(_node(i, depth + 1, chains) for i in items))
             if closer == "\\rangle"
             else None
         )
@@ -276,13 +279,15 @@ def _bracketed(text: str, depth: int) -> Node | None:
         return None
     if len(items) == 2:
         return Interval(
-            _node(items[0], depth + 1),
-            _node(items[1], depth + 1),
+            _node(items[0], depth + 1, chains),
+            _node(items[1], depth + 1, chains),
             left_open=opener == "(",
             right_open=closer == ")",
         )
     if len(items) > 2 and _PAIRS[opener] == closer:
-        return Seq("tuple" if opener == "(" else "list", tuple(_node(i, depth + 1) for i in items))
+        return Seq(
+            "tuple" if opener == "(" else "list", tuple(_node(i, depth + 1, chains) for i in items)
+        )
     return None
 
 

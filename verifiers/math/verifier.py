@@ -302,7 +302,7 @@ def _parse_gold(reference: str, params: MathParams) -> _Gold | ItemInvalid:
     if _is_text_answer(text):
         return _Gold("text", norm, text_key=_text_key(text))
     try:
-        node = parse_answer(text)
+        node = parse_answer(text, chains=_exact_text(norm))
     except Unsafe as exc:
         return ItemInvalid("invalid_reference", f"reference: too large to evaluate ({exc})")
     except Unparsable as exc:
@@ -312,6 +312,13 @@ def _parse_gold(reference: str, params: MathParams) -> _Gold | ItemInvalid:
     if isinstance(node, Scalar) and node.expr is not None and _undefined(node.expr):
         return ItemInvalid("invalid_reference", "reference: undefined value (division by zero?)")
     return _Gold("math", norm, side=Side(node, norm))
+
+
+def _exact_text(norm: Normalized) -> bool:
+    """Whether the normalised text still says what was written: no percent sign, degree,
+    currency or unit was taken out of it (``\\frac12 = 50\\%`` became ``\\frac12 = 50``,
+    whose sides no longer agree: its chain is not checked)."""
+    return not (norm.percent or norm.degree or norm.money or norm.unit)
 
 
 def _undefined(expr: Any) -> bool:
@@ -368,7 +375,7 @@ def _judge(
         details["pair_flags"] = [*details.get("pair_flags", ()), budget.OVER_BUDGET]
         return 0.0, {**details, "rule": budget.OVER_BUDGET, "reason": budget.exceeded(budget_s)}
     try:
-        node = parse_answer(norm.text)
+        node = parse_answer(norm.text, chains=_exact_text(norm))
     except Unsafe as exc:
         return 0.0, {**details, "rule": "unsafe_answer", "reason": str(exc)}
     except FalseChain as exc:

@@ -329,6 +329,12 @@ RAW: list[tuple[str, str, str, int]] = [
     ("chain", "36\\pi", "V = \\frac{4}{3}\\pi r^3 = 36\\pi", 1),
     ("chain", "7", "f(2) = 3+4 = 7", 1),
     ("chain", "8", "f(2) = 3+4 = 8", 0),
+    # a percent sign or degree taken out in normalisation: its chain is not read as false
+    ("chain", "\\frac12", "P(A) = \\frac{1}{2} = 50\\%", 1),
+    ("chain", "75\\%", "p = \\frac{3}{4} = 0.75 = 75\\%", 1),
+    ("chain", "30", "x = \\frac{\\pi}{6} = 30^\\circ", 1),
+    ("chain", "0.5", "x = \\sin(\\pi/6) = 0.5", 1),
+    ("chain", "0.6", "x = \\sin(\\pi/6) = 0.6", 0),
     # --- matrices and vectors -----------------------------------------------------------
     (
         "matrix",
