@@ -1,6 +1,6 @@
-"""A Python, JavaScript or TypeScript test that reaches its verdict without calling the
-program is the reference's (`assembly.TestVerdict.called`): one that fails would score
-every answer 0 (a setup that raises, a module that is not there, ``assert False``), one
+"""A test (Python, JavaScript, TypeScript; C, C++, Java, Go and Rust at the end) that
+reaches its verdict without calling the program is the reference's
+(`assembly.TestVerdict.called`): one that fails would score every answer 0 (a setup that raises, a module that is not there, ``assert False``), one
 that passes in every case would score any answer 1, none included. Both are
 ``invalid_reference``; a case that passes alone beside cases that call the program is
 left out of the reward (it would raise every answer's); a test that called the program
@@ -8,6 +8,7 @@ keeps its verdict, however the program ended."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import pytest
@@ -129,3 +130,63 @@ def test_a_case_that_passes_alone_is_not_in_the_reward(
     assert (right.status, right.reward) == (Status.OK, 1.0), right.details
     for result in (empty, right):
         assert result.details["unexercised"] == 1 and result.details["total"] == 2
+
+
+# The compiled languages' one test, built apart with stubs for the program's functions:
+# their harnesses say whether a stub was called (`boundary.h`, `.hpp`, `.java`, `.go`, `.rs`).
+COMPILED: dict[str, tuple[str, str, str]] = {  # program, tool, the test's lines around `{}`
+    "c": ("int add(int a, int b) { return a + b; }", "gcc",
+          "#include <assert.h>\nint main(void) {{ {} return 0; }}"),
+    "cpp": ("int add(int a, int b) { return a + b; }", "g++",
+            "#include <cassert>\nint main() {{ {} return 0; }}"),
+    "java": ("class Solution { static int add(int a, int b) { return a + b; } }", "javac",
+             "public class Main {{ public static void main(String[] args) {{ {} }} }}"),
+    "go": ("package main\n\nfunc Add(a int, b int) int { return a + b }", "go",
+           "package main\n\nfunc main() {{ {} }}"),
+    "rust": ("fn add(a: i64, b: i64) -> i64 { a + b }", "rustc", "fn main() {{ {} }}"),
+}  # fmt: skip
+COMPILED_LINES: dict[str, dict[str, str]] = {
+    "c": {"calls": "assert(add(1, 2) == 3);", "passes": "assert(1 == 1);",
+          "fails": "assert(1 == 2);", "dead": "if (0) add(1, 2);",
+          "crashes": "volatile int *p = 0; *p = 1;"},
+    "cpp": {"calls": "assert(add(1, 2) == 3);", "passes": "assert(1 == 1);",
+            "fails": "assert(1 == 2);", "dead": "if (false) add(1, 2);",
+            "crashes": "volatile int *p = nullptr; *p = 1;"},
+    "java": {"calls": "if (Solution.add(1, 2) != 3) throw new AssertionError();",
+             "passes": "int x = 1;", "fails": "throw new AssertionError(\"always\");",
+             "dead": "if (args.length > 99) Solution.add(1, 2);",
+             "crashes": "Object o = null; o.hashCode();"},
+    "go": {"calls": "if Add(1, 2) != 3 { panic(\"wrong\") }", "passes": "x := 1; _ = x",
+           "fails": "panic(\"always\")", "dead": "if len(\"\") > 0 { Add(1, 2) }",
+           "crashes": "var p *int; *p = 1"},
+    "rust": {"calls": "assert_eq!(add(1, 2), 3);", "passes": "assert!(1 == 1);",
+             "fails": "assert!(1 == 2);", "dead": "if std::env::args().count() > 99 { add(1, 2); }",
+             "crashes": "let v: Vec<i64> = Vec::new(); let _ = v[3];"},
+}  # fmt: skip
+COMPILED_ROWS = [  # the test's line, expected message part or None for a reward of 1.0
+    ("passes", "no test calls"),
+    ("dead", "no test calls"),
+    ("fails", "fails without"),
+    ("crashes", "fails without"),
+    ("calls", None),
+]
+
+
+@pytest.mark.parametrize("language", sorted(COMPILED))
+@pytest.mark.parametrize(("line", "said"), COMPILED_ROWS, ids=[r[0] for r in COMPILED_ROWS])
+def test_a_compiled_tests_verdict_reached_without_the_program_is_the_references(
+    score_many: ScoreMany, language: str, line: str, said: str | None
+) -> None:
+    """A C test of ``assert(1 == 1);`` scored any program 1.0, none that builds excluded."""
+    program, tool, shape = COMPILED[language]
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed")
+    test = shape.format(COMPILED_LINES[language][line])
+    item = code_item(fenced(program, language), {"test": test}, language=language)
+    (result,) = score_many([item])
+    if said is None:
+        assert (result.status, result.reward) == (Status.OK, 1.0), (result.error, result.details)
+        return
+    assert result.status == Status.INVALID, (result.reward, result.details)
+    assert result.error is not None and result.error.code == "invalid_reference"
+    assert said in result.error.message and "reference.test" in result.error.message

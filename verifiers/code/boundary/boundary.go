@@ -582,8 +582,11 @@ var (
 	referee_in                *referee_os.File
 	referee_out               *referee_os.File
 	referee_gone              bool
-	referee_flags             = map[string]bool{}
-	referee_stdout            = referee_os.NewFile(1, "stdout")
+	// whether the test has called the program: a verdict reached without a call is the
+	// reference's (it would be the same for every program)
+	referee_called bool
+	referee_flags  = map[string]bool{}
+	referee_stdout = referee_os.NewFile(1, "stdout")
 )
 
 // A call to the program's function `name` from its stub.
@@ -623,6 +626,7 @@ func (c *referee_call) exchange() {
 		// one call on the channel at a time: a test may call from goroutines
 		referee_channel_lock.Lock()
 		defer referee_channel_lock.Unlock()
+		referee_called = true
 		if !referee_gone && referee_send(referee_out, c.out.bytes) {
 			defer c.broken()
 			body, more = referee_receive(referee_in)
@@ -709,6 +713,9 @@ func referee_conclude(passed bool, message string, flag ...string) {
 		flags = append(flags, f)
 	}
 	verdict := map[string]interface{}{"passed": passed, "message": message, "flags": flags}
+	if !referee_called {
+		verdict["called"] = false
+	}
 	referee_print_verdict(verdict)
 }
 

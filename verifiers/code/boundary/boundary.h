@@ -70,6 +70,9 @@ typedef struct {
 /* Whose side this is (the test's, once it runs), and the function being called. */
 static int referee_testing;
 static const char *referee_calling = "";
+/* Whether the test has called the program: a verdict reached without a call is the
+ * reference's (it would be the same for every program). Read in a signal handler. */
+static volatile int referee_called;
 /* What the verdict line carries: the host's, per item, read from stdin before the test
  * runs. A line the program made the test print (and then exit) never carries it. */
 #define REFEREE_MAX_KEY 64
@@ -372,6 +375,7 @@ static REFEREE_UNUSED void referee_begin(referee_call *call, unsigned int index,
     call->out = empty;
     call->reply = empty;
     referee_calling = name;
+    referee_called = 1;
     referee_raw(&call->out, &index, sizeof index);
 }
 
@@ -512,6 +516,7 @@ static REFEREE_UNUSED referee_size referee_items(referee_size known, referee_siz
 static void referee_conclude(int passed, const char *const *parts, int count) {
     static const char start[] = " {\"passed\": ";
     static const char middle[] = ", \"message\": ";
+    static const char uncalled[] = ", \"called\": false";
     referee_writer line = {0, 0, 0}, text = {0, 0, 0};
     referee_libc_fflush(0);
     for (int i = 0; i < count; ++i) referee_raw(&text, parts[i], referee_length(parts[i]));
@@ -521,6 +526,7 @@ static void referee_conclude(int passed, const char *const *parts, int count) {
     referee_raw(&line, passed ? "true" : "false", passed ? 4 : 5);
     referee_raw(&line, middle, sizeof middle - 1);
     referee_put_json(&line, text.bytes, 2000);
+    if (!referee_called) referee_raw(&line, uncalled, sizeof uncalled - 1);
     referee_raw(&line, "}\n", 2);
     referee_write_all(1, line.bytes, line.size);
     referee_libc_exit(0);
@@ -532,10 +538,16 @@ static void referee_on_signal(int number) {
     static const char rest[] =
         " {\"passed\": false, \"message\": \"the test crashed (a signal) on the program's "
         "values\"}\n";
+    static const char alone[] =
+        " {\"passed\": false, \"message\": \"the test crashed (a signal) before it called "
+        "the program\", \"called\": false}\n";
     (void)number;
     referee_write_all(1, mark, sizeof mark - 1);
     referee_write_all(1, referee_key, referee_key_size);
-    referee_write_all(1, rest, sizeof rest - 1);
+    if (referee_called)
+        referee_write_all(1, rest, sizeof rest - 1);
+    else
+        referee_write_all(1, alone, sizeof alone - 1);
     referee_libc_exit(0);
 }
 

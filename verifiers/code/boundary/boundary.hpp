@@ -408,11 +408,16 @@ inline void read_verdict_key() {
         verdict_key[verdict_key_size++] = c;
 }
 
+// Whether the test has called the program: a verdict reached without a call is the
+// reference's (it would be the same for every program). Read in a signal handler.
+inline volatile std::sig_atomic_t called = 0;
+
 inline std::string verdict_line(bool passed, const std::string& message, const char* flag) {
     std::string flags = flag == nullptr ? "" : std::string(", \"flags\": [\"") + flag + "\"]";
+    std::string alone = called ? "" : ", \"called\": false";
     return std::string("\n@@referee-verdict@@ ") + std::string(verdict_key, verdict_key_size) +
            " {\"passed\": " + (passed ? "true" : "false") +
-           ", \"message\": " + json_text(message.substr(0, 2000)) + flags + "}\n";
+           ", \"message\": " + json_text(message.substr(0, 2000)) + flags + alone + "}\n";
 }
 
 inline void write_all(const std::string& text) {
@@ -448,6 +453,7 @@ inline void start() {
 template <class R, class... A>
 R call(std::uint32_t index, const char* name, std::remove_reference_t<A>&... args) {
     start();
+    called = 1;
     Writer request;
     request.raw(&index, sizeof index);
     (put(request, static_cast<const std::decay_t<A>&>(args)), ...);
@@ -493,10 +499,16 @@ inline void on_signal(int number) {
     static const char rest[] =
         " {\"passed\": false, \"message\": \"the test crashed (a signal) on the program's "
         "values\"}\n";
+    static const char alone[] =
+        " {\"passed\": false, \"message\": \"the test crashed (a signal) before it called "
+        "the program\", \"called\": false}\n";
     (void)number;
     ssize_t ignored = ::write(1, mark, sizeof mark - 1);
     ignored = ::write(1, verdict_key, verdict_key_size);
-    ignored = ::write(1, rest, sizeof rest - 1);
+    if (called)
+        ignored = ::write(1, rest, sizeof rest - 1);
+    else
+        ignored = ::write(1, alone, sizeof alone - 1);
     (void)ignored;
     ::_exit(0);
 }
@@ -534,6 +546,7 @@ inline int run_test(int (*test_main)(int, char**), int argc, char** argv) {
 // The program's function `name` stands in for a standard library function the test
 // may call by the same name (its stub would win overload resolution).
 [[noreturn]] inline void shadows_library(const char* name) {
+    called = 1;  // the program's own declaration decided this verdict: its 0
     conclude(false,
              std::string("the program's ") + name +
                  " competes with the standard library's for the test's calls",

@@ -583,11 +583,15 @@ final class RefereeBoundary {
 
     static String key = "";
     static boolean gone;
+    /** Whether the test has called the program: a verdict reached without a call is the
+     * reference's (it would be the same for every program). */
+    static volatile boolean called;
     static final java.util.TreeSet<String> flags = new java.util.TreeSet<>();
 
     /** Call function `index` (kind: 0 static, 1 constructor, 2 method of object `handle`). */
     static synchronized Object call(int kind, int index, long handle, String name, String returns,
                                     String[] params, Object[] args) {
+        called = true;
         Out request = new Out();
         request.write(kind);
         request.writeLong(index);
@@ -715,7 +719,8 @@ final class RefereeBoundary {
         StringBuilder flagList = new StringBuilder();
         for (String f : flags) flagList.append(flagList.length() == 0 ? "" : ", ").append(json(f));
         print("\n@@referee-verdict@@ " + key + " {\"passed\": " + passed + ", \"message\": "
-            + json(message) + ", \"flags\": [" + flagList + "]}\n");
+            + json(message) + ", \"flags\": [" + flagList + "]" + (called ? "" : ", \"called\": false")
+            + "}\n");
     }
 
     /** The test itself cannot be run as given (the reference's fault, never the program's 0). */

@@ -543,6 +543,9 @@ struct Link {
 
 static LINK: std::sync::Mutex<Option<Link>> = std::sync::Mutex::new(None);
 static KEY: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+/// Whether the test has called the program: a verdict reached without a call is the
+/// reference's (it would be the same for every program).
+static CALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn locked<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -564,6 +567,7 @@ impl Call {
 
     /// Send the call and read the reply's kind; the program's panic is raised here.
     pub fn exchange(&mut self) {
+        CALLED.store(true, std::sync::atomic::Ordering::SeqCst);
         let got = {
             let mut link = locked(&LINK);
             match link.as_mut() {
@@ -647,13 +651,16 @@ fn key() -> String {
 /// Say how the test ended (its own output first) and end the process.
 pub fn conclude(passed: bool, message: &str, flag: Option<&str>) -> ! {
     let flags = flag.map(|f| format!(", \"flags\": [\"{}\"]", f)).unwrap_or_default();
+    let called = CALLED.load(std::sync::atomic::Ordering::SeqCst);
+    let alone = if called { "" } else { ", \"called\": false" };
     let message: String = message.chars().take(2000).collect();
     let line = format!(
-        "\n@@referee-verdict@@ {} {{\"passed\": {}, \"message\": {}{}}}\n",
+        "\n@@referee-verdict@@ {} {{\"passed\": {}, \"message\": {}{}{}}}\n",
         key(),
         passed,
         json_text(&message),
-        flags
+        flags,
+        alone
     );
     print_verdict(&line)
 }
