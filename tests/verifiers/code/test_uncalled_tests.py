@@ -1,10 +1,11 @@
 """A test (Python, JavaScript, TypeScript; C, C++, Java, Go and Rust at the end) that
 reaches its verdict without calling the program is the reference's
-(`assembly.TestVerdict.called`): one that fails would score every answer 0 (a setup that raises, a module that is not there, ``assert False``), one
-that passes in every case would score any answer 1, none included. Both are
-``invalid_reference``; a case that passes alone beside cases that call the program is
-left out of the reward (it would raise every answer's); a test that called the program
-keeps its verdict, however the program ended."""
+(`assembly.TestVerdict.called`): one that fails would score every answer 0 (a setup that
+raises, a module that is not there, ``assert False``), one that passes in every case
+would score any answer 1, none included. Both are ``invalid_reference``; a case that
+passes alone beside cases that call the program is left out of the reward (it would
+raise every answer's); a test that called the program keeps its verdict, however the
+program ended."""
 
 from __future__ import annotations
 
