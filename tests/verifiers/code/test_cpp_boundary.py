@@ -297,6 +297,28 @@ CALLS: list[tuple[str, str, float, str, str]] = [
         "passed",
         "",
     ),
+    (  # a test that declares the program's function itself calls the program's
+        "int add(int a, int b) { return a + b; }",
+        "int add(const int x, const int y);\nint main() { assert(add(1, 2) == 3); }",
+        1.0,
+        "passed",
+        "",
+    ),
+    (  # ... and fails a wrong one
+        "int add(int a, int b) { return a - b; }",
+        "int add(int a, int b);\nint main() { assert(add(1, 2) == 3); }",
+        0.0,
+        "wrong_answer",
+        "Assertion failed",
+    ),
+    (  # a declaration is no call: a variable initialised by one is not a declaration
+        '#include <string>\nstd::string name(int n) { return n == 1 ? "one" : "many"; }',
+        "#include <string>\nstd::string name(int n);\nstatic std::string first = name(1);\n"
+        'int main() { assert(first == "one" && name(2) == "many"); }',
+        1.0,
+        "passed",
+        "",
+    ),
     (  # a function the test needs that cannot cross: refused before anything runs
         "int f(int *p) { return 1; }",
         "int main() { int x; assert(f(&x) == 1); }",

@@ -176,15 +176,20 @@ def tester(code: str, setup: str, test: str, exported: list[Signature]) -> tuple
     standard includes, ``setup``, a stub for every ``exported`` function, then ``test``
     with our ``assert`` and its ``main`` run by ``run_test``, which prints the verdict."""
     stubs = "".join(_stub(index, s) for index, s in enumerate(exported))
-    names = "".join(f"using {_NAMESPACE}::{n};\n" for n in dict.fromkeys(s.name for s in exported))
-    stubs = f"namespace {_NAMESPACE} {{\n{stubs}}}\n{names}"
+    # A function the test declares itself (``int add(int a, int b);``) would be ambiguous
+    # beside a using-declaration: its declaration is defined after the test instead.
+    own = {d.name for d in declarations.prototypes(declarations.shadow(test))}
+    names = dict.fromkeys(s.name for s in exported if s.name not in own)
+    usings = "".join(f"using {_NAMESPACE}::{n};\n" for n in names)
+    stubs = f"namespace {_NAMESPACE} {{\n{stubs}}}\n{usings}"
+    forwards = "".join(_forward(s) for s in exported if s.name in own)
     base = "".join(f"#include <{name}>\n" for name in _BASE_HEADERS)
     probe = _probe(exported)
     header = f'#include "{HEADER}"\n'
     before = f"{base}{_includes(code)}{header}{_usings(code)}{setup}\n{stubs}{_ASSERTS}"
     renamed = native.rename_main(test, TEST_MAIN)
     source = (
-        f"{before}{renamed}\n{probe}"
+        f"{before}{renamed}\n{forwards}{probe}"
         f"int main(int argc, char **argv) {{\n    referee_boundary::start();\n"
         f"{_FLUSH_COUT}{_probed(exported)}"
         "    return referee_boundary::run_test(\n"
@@ -212,6 +217,14 @@ def _stub(index: int, signature: Signature) -> str:
         f"    return referee_boundary::call<{signature.returns}{types}>(\n"
         f'        {index}u, "{signature.name}"{args});\n}}\n'
     )
+
+
+def _forward(signature: Signature) -> str:
+    """A file-scope definition of the test's own declaration of a function: its stub."""
+    params = ", ".join(f"{t} a{i}" for i, t in enumerate(signature.params))
+    args = ", ".join(f"a{i}" for i in range(len(signature.params)))
+    name = signature.name
+    return f"{signature.returns} {name}({params}) {{ return {_NAMESPACE}::{name}({args}); }}\n"
 
 
 def _probe(exported: list[Signature]) -> str:

@@ -84,6 +84,23 @@ def definitions(hidden: str) -> list[Definition]:
     """Every function ``hidden`` (a `shadow`) defines at file scope: a name and a
     parenthesis at depth 0, a body after them. One pass (a response is untrusted text: no
     scan here may go back over it for every parenthesis)."""
+    return _file_scope(hidden, _BODY_AFTER)
+
+
+def prototypes(hidden: str) -> list[Definition]:
+    """Every function ``hidden`` (a `shadow`) declares at file scope without a body
+    (``int add(int a, int b);``): a type, a name and a parenthesis at depth 0, then
+    ``;`` (``int r = add(1, 2);`` is a variable)."""
+    found = _file_scope(hidden, _DECLARATION_END)
+    return [d for d in found if d.returns.strip() and "=" not in d.returns]
+
+
+_DECLARATION_END = re.compile(r"\s*(?:(?:const|noexcept|throw\s*\(\s*\))\s*)*;")
+
+
+def _file_scope(hidden: str, after: re.Pattern[str]) -> list[Definition]:
+    """The functions at file scope of ``hidden`` whose closing parenthesis ``after``
+    follows."""
     depths = identifiers.brace_depths(hidden)
     closes = _closing_parentheses(hidden)
     bounds = [i for i, char in enumerate(hidden) if char in ";{}"]
@@ -92,7 +109,7 @@ def definitions(hidden: str) -> list[Definition]:
         if depths[call.start()] != 0 or call.group(1) in _NOT_FUNCTIONS:
             continue
         close = closes.get(call.end() - 1, -1)
-        if close < 0 or not _BODY_AFTER.match(hidden, close + 1):
+        if close < 0 or not after.match(hidden, close + 1):
             continue
         before = bisect.bisect_left(bounds, call.start())
         start = bounds[before - 1] + 1 if before else 0
