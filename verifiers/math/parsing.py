@@ -139,6 +139,12 @@ def _node(text: str, depth: int, chains: bool = True) -> Node:
     except TooLarge as exc:
         raise Unsafe(str(exc)) from None
     _check_depth(text)
+    signs = _PLUS_MINUS.findall(text)
+    if len(signs) == 1:
+        # "\\frac{-b \\pm \\sqrt{d}}{2a}": the two values, wherever the sign stands
+        plus, minus = ("+", "-") if signs[0] in ("\\pm", "±") else ("-", "+")
+        both = (_PLUS_MINUS.sub(plus, text), _PLUS_MINUS.sub(minus, text))
+        return Seq("bare", tuple(_node(t, depth + 1, chains) for t in both))
     parts = _split_top(text, r"\cup")
     if len(parts) > 1:
         return Union(tuple(_node(p, depth + 1, chains) for p in parts))
@@ -241,6 +247,8 @@ def _finite(value: Any) -> bool:
     return bool(value.is_number and not value.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo))
 
 
+_PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![a-zA-Z])|±|∓")
+"""``\\pm``, ``\\mp`` (not ``\\pmatrix``, ``\\pmod``), or their characters."""
 _PAIRS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle"}
 _JOINED = re.compile(r"\s+(?:or|and)\s+|\s*,?\s*\\(?:text|mbox)\s*\{\s*(?:or|and)\s*\}\s*")
 # "11 7/6", "3 4": numbers separated only by a space are no single value (the LaTeX parser
