@@ -150,7 +150,7 @@ _WORDS["thousand"] = 1000
 _WORDS["one thousand"] = 1000
 
 
-def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normalized:  # noqa: PLR0915
+def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normalized:
     """The canonical form of ``answer`` and the markers it carried."""
     text = answer.strip()
     if "\\" in text or "$" in text:
@@ -187,12 +187,7 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
     text = _thin_spaces(text)
     unit = None
     if units and text and (text[-1].isalpha() or text[-1] in "}2"):
-        found = _UNIT_TAIL.match(text)
-        if found and found.group(1).strip():
-            number = found.group(1).strip()
-            if not any(c.isalpha() for c in _COMMAND.sub("", number)):
-                text = number
-                unit = found.group(2) or found.group(3) or found.group(4)
+        text, unit = _without_unit(text)
     text = _SPACES.sub(" ", text).strip()
     text = _TRAILING.sub("", text)
     if _THOUSANDS.match(text) or _SPACE_THOUSANDS.match(text):
@@ -209,6 +204,93 @@ def normalize(answer: str, *, units: bool = True, words: bool = True) -> Normali
         if value is not None:
             text = str(value)
     return Normalized(text=text, percent=percent, degree=degree, money=money, unit=unit)
+
+
+def _without_unit(text: str) -> tuple[str, str | None]:
+    """``text`` without the unit or the counted noun after its number (``18 cm``,
+    ``18 cookies``, ``18 boxes of cookies``), and that unit; else ``text`` and None."""
+    found = _UNIT_TAIL.match(text)
+    if found and found.group(1).strip():
+        unit = found.group(2) or found.group(3) or found.group(4)
+    else:
+        found = _NOUN_TAIL.match(text)
+        if found is None or not _is_noun(found.group(2)):
+            return text, None
+        unit = found.group(2)
+    number = found.group(1).strip()
+    if not number or any(c.isalpha() for c in _COMMAND.sub("", number)):
+        return text, None
+    return number, unit
+
+
+_NOUN_TAIL = re.compile(r"^(.*?[\d}.])\s+([A-Za-z]{3,}(?:\s+[A-Za-z]{2,}){0,2})$")
+"""A number and up to three words after it, the first of three letters or more."""
+_NOT_NOUNS = frozenset(
+    {
+        "and",
+        "or",
+        "nor",
+        "not",
+        "but",
+        "than",
+        "then",
+        "more",
+        "less",
+        "least",
+        "most",
+        "only",
+        "exactly",
+        "about",
+        "approximately",
+        "roughly",
+        "nearly",
+        "over",
+        "under",
+        "for",
+        "with",
+        "when",
+        "where",
+        "each",
+        "per",
+        "the",
+        "are",
+        "was",
+        "were",
+        "is",
+        "sin",
+        "cos",
+        "tan",
+        "sec",
+        "csc",
+        "cot",
+        "sinh",
+        "cosh",
+        "tanh",
+        "arcsin",
+        "arccos",
+        "arctan",
+        "log",
+        "ln",
+        "exp",
+        "sqrt",
+        "max",
+        "min",
+        "gcd",
+        "lcm",
+        "mod",
+        "det",
+        "inf",
+        "infty",
+        "infinity",
+        "undefined",
+        "none",
+    }
+)
+"""Words that after a number say something of it, or are mathematics (``2 pi``)."""
+
+
+def _is_noun(words: str) -> bool:
+    return not any(w.lower() in _NOT_NOUNS for w in words.split())
 
 
 _REPEATING = re.compile(

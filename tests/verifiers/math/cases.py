@@ -452,6 +452,15 @@ RAW: list[tuple[str, str, str, int]] = [
     ("policy", "48", "48 m^2", 1),
     ("policy", "48", "49 m^2", 0),
     ("policy", "2m", "2", 0),
+    # what is counted, after the number: a GSM8K answer boxed with its noun
+    ("policy", "18", "18 \\text{ cookies}", 1),
+    ("policy", "18", "\\text{18 cookies}", 1),
+    ("policy", "18", "18 \\text{ boxes of cookies}", 1),
+    ("policy", "18", "19 \\text{ cookies}", 0),
+    ("policy", "\\frac34", "\\frac{3}{4}\\text{ cup}", 1),
+    ("policy", "2", "2 \\text{ pi}", 0),  # a constant, not what is counted
+    ("policy", "3", "3 \\text{ or more}", 0),
+    ("policy", "3", "3 \\text{ and } 4", 0),
     # --- operations left undone: the question restated is no answer ----------------------
     ("unevaluated", "5050", "\\sum_{k=1}^{100} k", 0),
     ("unevaluated", "\\frac{1}{2}", "\\int_0^1 x\\,dx", 0),
