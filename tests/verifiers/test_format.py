@@ -30,7 +30,11 @@ CASES: list[tuple[str, Any, dict[str, Any], float]] = [
     # tags: each exactly once, in order, only whitespace around
     ("<think>reason</think><answer>42</answer>", None, TAGS, 1.0),
     ("\n<think>\nreason\n</think>\n\n<answer>\n42\n</answer>\n", None, TAGS, 1.0),
-    ("<think></think><answer></answer>", None, TAGS, 1.0),  # empty content is a content issue
+    # the shape with nothing in it is the degenerate answer a policy finds first
+    ("<think></think><answer></answer>", None, TAGS, 0.0),
+    ("<think>r</think><answer> \n </answer>", None, TAGS, 0.0),
+    ("<think></think><answer>42</answer>", None, TAGS, 0.0),
+    ("<think></think><answer></answer>", None, {**TAGS, "allow_empty": True}, 1.0),  # R1's regex
     ("<think >r</think ><answer>42</answer>", None, TAGS, 1.0),
     ("<think>a < b and <b>bold</b></think><answer>42</answer>", None, TAGS, 1.0),
     ("<think>reason</think>", None, TAGS, 0.0),
@@ -137,6 +141,7 @@ def test_format_cases(score, response, reference, params, expected) -> None:  # 
             TAGS,
             {"problem": "text outside the tags, before the end"},
         ),
+        ("<think>r</think><answer> </answer>", None, TAGS, {"problem": "<answer> is empty"}),
         (FENCED, None, JSON, {"mode": "json", "source": "fence", "problem": None}),
         ("[1]", None, JSON, {"source": "response", "problem": None}),
         (

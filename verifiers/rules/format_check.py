@@ -28,7 +28,7 @@ Mode = Literal["regex", "tags", "json", "json_schema"]
 # The params each mode reads; setting one that the mode ignores is a client mistake.
 MODE_FIELDS: dict[str, frozenset[str]] = {
     "regex": frozenset({"pattern", "match", "regex_timeout_s"}),
-    "tags": frozenset({"tags", "allow_text_outside"}),
+    "tags": frozenset({"tags", "allow_text_outside", "allow_empty"}),
     "json": frozenset({"extract_fence"}),
     "json_schema": frozenset({"extract_fence", "schema_"}),
 }
@@ -50,6 +50,9 @@ class FormatParams(Params):
     """``tags``: the tags that must each appear exactly once, in this order."""
     allow_text_outside: bool = False
     """``tags``: allow non-whitespace text before, between and after the tags."""
+    allow_empty: bool = False
+    """``tags``: allow a tag with nothing but whitespace inside (``<answer></answer>``),
+    which R1's regex accepts: a policy learns to emit the shape with nothing in it."""
     extract_fence: bool = True
     """``json``/``json_schema``: parse the content of a single ```json fenced block when the
     response has one, rather than the whole response."""
@@ -107,7 +110,7 @@ class FormatVerifier(ItemVerifier[FormatParams]):
         if params.mode == "regex":
             details = _check_regex(text, params)
         elif params.mode == "tags":
-            details = {"problem": _tags_problem(text, params.tags, params.allow_text_outside)}
+            details = {"problem": _tags_problem(text, params)}
         else:
             details = _check_json(text, item.reference, params)
         return Outcome(
@@ -134,16 +137,27 @@ def _tag_pattern(tags: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"<(/?)({names})\s*>")
 
 
-def _tags_problem(text: str, tags: list[str], allow_text_outside: bool) -> str | None:
-    """The first way ``text`` breaks "each tag exactly once, in order, not nested"; None if none.
+def _tags_problem(text: str, params: FormatParams) -> str | None:
+    """The first way ``text`` breaks "each tag exactly once, in order, not nested, none
+    empty"; None if none.
 
     Tags are matched case-sensitively; ``<think >`` counts, ``<think id=1>`` does not.
     """
+    tags = params.tags
     tokens = list(_tag_pattern(tuple(tags)).finditer(text))
     problem = _count_problem(tokens, tags) or _order_problem(tokens, tags)
-    if problem is None and not allow_text_outside:
+    if problem is None and not params.allow_text_outside:
         problem = _outside_problem(text, tokens)
+    if problem is None and not params.allow_empty:
+        problem = _empty_problem(text, tokens)
     return problem
+
+
+def _empty_problem(text: str, tokens: list[re.Match[str]]) -> str | None:
+    for opening, closing in zip(tokens[::2], tokens[1::2], strict=True):
+        if not text[opening.end() : closing.start()].strip():
+            return f"{opening.group()} is empty"
+    return None
 
 
 def _count_problem(tokens: list[re.Match[str]], tags: list[str]) -> str | None:
