@@ -26,6 +26,11 @@ CASES: list[tuple[Any, Any, dict[str, Any], float]] = [
     ("the answer is c", "(C)", {}, 1.0),  # gold given with parentheses
     ("the answer is c", "c", {}, 1.0),  # gold is case-insensitive
     ("The correct answer is option B", "B", {}, 1.0),
+    ("The correct option is **C**", "C", {}, 1.0),  # no "answer" in it
+    ("The best choice is C.", "C", {}, 1.0),
+    ("The correct option is **C**", "A", {}, 0.0),
+    ("The correct option is not A; it is D.", "A", {}, 0.0),
+    ("Option A: 5 apples. Option B: 7 apples.", "A", {}, 0.0),  # options listed, none chosen
     ("**Answer:** B", "B", {}, 1.0),
     ("**Answer**: (b)", "B", {}, 1.0),
     ("The answer is:\n\n(C)", "C", {}, 1.0),

@@ -4,7 +4,8 @@ Where the answer is looked for, in priority order:
 
 1. the last ``\\boxed{...}`` (or ``\\fbox{...}``): the model's declared final answer, final
    even when it names no option;
-2. the last "answer is ..." / "answer: ..." / "Final Answer" segment (the rest of that
+2. the last "answer is ..." / "answer: ..." (or "option is", "choice is") / "Final Answer"
+   segment (the rest of that
    line, or the next non-empty line when the rest is blank) that names an option; earlier
    segments are tried when a later one names none ("let me check the answer: yes");
 3. the whole response: when it is nothing but an answer ("c", "C.", "(C)", "A or C"), that
@@ -262,10 +263,12 @@ def _balanced(text: str, start: int, limit: int) -> str | None:
     return None
 
 
-# "answer is", "answer:", "**Answer:**", "**Answer**:" and a "Final Answer" heading; "the
-# answer is not (A)" and "the answer isn't A" are negations, not answers.
+# "answer is", "answer:", "**Answer:**", "**Answer**:" and a "Final Answer" heading, and the
+# same of an option or a choice ("the correct option is **C**"); "the answer is not (A)"
+# and "the answer isn't A" are negations, not answers.
 _ANSWER = re.compile(
-    r"\banswer\b[^\S\n]*\**[^\S\n]*(?:is(?![\w'])(?![^\S\n]+not\b)|:)|\bfinal[^\S\n]+answer\b",
+    r"\b(?:answer|option|choice)\b[^\S\n]*\**[^\S\n]*(?:is(?![\w'])(?![^\S\n]+not\b)|:)"
+    r"|\bfinal[^\S\n]+answer\b",
     re.IGNORECASE,
 )
 
