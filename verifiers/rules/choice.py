@@ -5,9 +5,9 @@ Where the answer is looked for, in priority order:
 1. the last ``\\boxed{...}`` (or ``\\fbox{...}``): the model's declared final answer, final
    even when it names no option;
 2. the last "answer is ..." / "answer: ..." (or "option is", "choice is") / "Final Answer"
-   segment (the rest of that
-   line, or the next non-empty line when the rest is blank) that names an option; earlier
-   segments are tried when a later one names none ("let me check the answer: yes");
+   segment (the rest of that line, or the next non-empty line when the rest is blank)
+   that names an option; earlier segments are tried when a later one names none ("let me
+   check the answer: yes");
 3. the whole response: when it is nothing but an answer ("c", "C.", "(C)", "A or C"), that
    answer; else only explicit forms count, ``(C)`` anywhere or a line starting ``C)`` /
    ``C.``, on the last line holding one; that line must name one option only.
