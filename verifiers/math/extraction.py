@@ -283,4 +283,5 @@ def _answer_from_segment(segment: str) -> str:
     cut = re.search(r"\.(?:\s|$)", answer)
     if cut:
         answer = answer[: cut.start()]
-    return answer.strip().rstrip(".").strip()
+    # markdown emphasis around the value: "the answer is **18**."
+    return answer.strip().rstrip(".").strip().strip("*").strip()

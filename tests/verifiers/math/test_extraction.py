@@ -18,6 +18,8 @@ EXTRACTION: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("\\boxed{\\{1,2\\}}", {}, "\\{1,2\\}", "boxed"),
     ("\\boxed{a^{2}}", {}, "a^{2}", "boxed"),
     ("The answer is 12. Done.", {}, "12", "answer"),
+    ("So the answer is **12**.", {}, "12", "answer"),  # markdown emphasis
+    ("The answer is **12.**", {}, "12", "answer"),
     ("The final answer is $\\frac{3}{4}$.", {}, "\\frac{3}{4}", "answer"),
     ("**Final Answer**\n\n17", {}, "17", "answer"),
     ("Answer: 3.5", {}, "3.5", "answer"),
