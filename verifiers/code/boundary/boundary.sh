@@ -38,6 +38,7 @@ referee_serve() {
 
 referee_call() {
     local request line status
+    : >"$REFEREE_CALLED"
     request=$(referee_encode "$1")
     shift
     for arg in "$@"; do request+=$'\t'$(referee_encode "$arg"); done
@@ -52,13 +53,16 @@ referee_call() {
 }
 
 referee_test() {
-    local key test line names name status passed message flags
+    local key test line names name status passed message flags called
     trap '' PIPE  # a program that is gone is a failed write, not a killed test
     IFS= read -r key
     test=$(cat; printf x)
     test=${test%x}
     export REFEREE_GONE="$TMPDIR/.referee_gone"
-    rm -f "$REFEREE_GONE"
+    # whether the test asked the program anything: a verdict reached without that is the
+    # reference's (it would be the same for every program)
+    export REFEREE_CALLED="$TMPDIR/.referee_called"
+    rm -f "$REFEREE_GONE" "$REFEREE_CALLED"
     if IFS= read -r line <&"$REFEREE_CHANNEL_IN" && [ "${line%%$'\t'*}" = hello ]; then
         names=$(referee_decode "${line#*$'\t'}")
     else
@@ -69,6 +73,12 @@ referee_test() {
         [ -z "$(type -t "$name")" ] || continue
         eval "$name() { referee_call $name \"\$@\"; }"
     done
+    # a command that is not there is one the program was to define: asked of it
+    command_not_found_handle() {
+        : >"$REFEREE_CALLED"
+        printf 'bash: %s: command not found\n' "$1" >&2
+        return 127
+    }
     # the test's own code starts: a shell ending after this with no verdict ended in it
     printf '\n@@referee-verdict@@ %s {"started": true}\n' "$key"
     (eval "$test")
@@ -83,6 +93,8 @@ referee_test() {
         passed=true
         message=""
     fi
-    printf '\n@@referee-verdict@@ %s {"passed": %s, "message": "%s", "flags": %s, "harness_error": ""}\n' \
-        "$key" "$passed" "$message" "$flags"
+    called=true
+    [ -e "$REFEREE_CALLED" ] || [ -e "$REFEREE_GONE" ] || called=false
+    printf '\n@@referee-verdict@@ %s {"passed": %s, "message": "%s", "flags": %s, "called": %s, "harness_error": ""}\n' \
+        "$key" "$passed" "$message" "$flags" "$called"
 }
