@@ -86,15 +86,17 @@ referee_test() {
     passed=false
     message="the test exited with status $status"
     flags='[]'
-    if [ -e "$REFEREE_GONE" ]; then
+    if [ -e "$REFEREE_GONE" ] && [ -e "$REFEREE_CALLED" ]; then
         message="the program exited before the tests finished"
         flags='["early_exit"]'
     elif [ "$status" -eq 0 ]; then
         passed=true
         message=""
     fi
+    # a program gone before a test that never asked it anything decided nothing: a setup
+    # that exits ends both sides, and the test's verdict is its own
     called=true
-    [ -e "$REFEREE_CALLED" ] || [ -e "$REFEREE_GONE" ] || called=false
+    [ -e "$REFEREE_CALLED" ] || called=false
     printf '\n@@referee-verdict@@ %s {"passed": %s, "message": "%s", "flags": %s, "called": %s, "harness_error": ""}\n' \
         "$key" "$passed" "$message" "$flags" "$called"
 }
