@@ -68,6 +68,34 @@ def test_the_datasets_own_answer_scores_and_another_entrys_does_not(dataset: str
         assert crossed.reward == 0.0, (other["answer"], crossed.details)
 
 
+HEDGES = ("{a} {b}", "{a}, {b}", "{a}\n{b}", "{a} or {b}", "{a}{b}", "{b} {a}", "[{a}, {b}]")
+UNANSWERED = {"boxnet", "graph_color", "propositional_logic", "rubiks_cube", "rush_hour"}
+"""Datasets whose entries carry no gold: their scorers check an answer against the puzzle."""
+
+
+@pytest.mark.parametrize("dataset", SCORED)
+def test_one_answer_holding_two_golds_is_right_for_neither_both(dataset: str) -> None:
+    """The invariant against hedging: an answer made of two entries' golds (joined as a
+    policy would: by a space, a comma, a line, "or", nothing, a list) is not right for
+    both entries. reasoning-gym's default scorer gives a gold found inside the answer a
+    share of the reward (binary credit makes that 0)."""
+    found = entries(dataset, size=6)
+    golds = [str(e["answer"]) for e in found]
+    if dataset in UNANSWERED:
+        assert all(e["answer"] is None for e in found), golds  # else it belongs below
+        return
+    pair = next(
+        ((i, j) for i in range(6) for j in range(i + 1, 6) if golds[i].strip() != golds[j].strip()),
+        None,
+    )
+    assert pair is not None, golds  # six entries with one gold: the dataset is not random
+    i, j = pair
+    for hedge in HEDGES:
+        answer = hedge.format(a=golds[i], b=golds[j])
+        rewards = [score(dataset, found[k], answer).reward for k in (i, j)]
+        assert rewards != [1.0, 1.0], (answer, dataset)
+
+
 def test_every_answer_evaluating_dataset_has_a_safe_scorer() -> None:
     assert REFUSED == []
 
