@@ -250,6 +250,10 @@ def combinations(a: Gold, b: Gold) -> list[str]:
         f"\\boxed{{{g}}} \\boxed{{{h}",
         f"{g} \\text{{ (or maybe }} {h})",
         f"{g}\\text{{ if }} x > 0 \\text{{ else }} {h}",
+        f"x = {g} = {h}",  # a chain: its sides must agree
+        f"{g} \\text{{ or more than }} {h}",
+        f"x = {g}, y = {h}",  # a point's coordinates
+        f"\\frac{{{g} \\pm {h}}}{{1}}",  # a sign inside a fraction
     ]
 
 
