@@ -5,9 +5,10 @@ complex numbers, percentages, sets, tuples, intervals, rays, equations, matrices
 polynomials); responses from a grammar of degenerate answers (undefined, infinite, NaN,
 empty, text, wildcards, every candidate listed, unclosed and nested boxes, unicode
 look-alikes, huge lists, ``\\pm``, ``\\approx``, number words) and of answers built from
-both golds at once (lists, chains, coordinates, a sign inside a fraction...). Every response is tried in every presentation (boxed, "the answer
-is", GSM8K ``####``, bare) under the default params and under the ones that loosen
-comparison (percent, degrees, relative tolerance).
+both golds at once (lists, chains, coordinates, a sign inside a fraction...). Every
+response is tried in every presentation (boxed, "the answer is", GSM8K ``####``, bare)
+under the default params and under the ones that loosen comparison (percent, degrees,
+relative tolerance).
 """
 
 from __future__ import annotations
