@@ -22,7 +22,7 @@ from referee.sandbox import languages
 # closing fence of the same kind at least as long. An unclosed final fence runs to the end
 # of the text (truncated generations are common in RL).
 _FENCE = re.compile(
-    r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)"
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)"
     r"(?:^[ \t]*(?P=fence)[`~]*[ \t]*$|\Z)",
     re.MULTILINE | re.DOTALL,
 )
@@ -89,11 +89,24 @@ def extract_any(text: str) -> tuple[Extraction, str | None]:
 
 def _blocks(text: str) -> list[tuple[str, str]]:
     """(tag, body) of every fenced block, in order; the tag is the info string's first
-    word, lower-cased."""
+    word, lower-cased. A fence indented by N spaces (in a list item) takes up to N spaces
+    off each line of its body, as CommonMark does: ``    def f`` would not parse."""
     return [
-        (m.group("info").strip().split(" ")[0].lower(), m.group("body"))
+        (m.group("info").strip().split(" ")[0].lower(), _outdented(m.group("body"), m["indent"]))
         for m in _FENCE.finditer(text)
     ]
+
+
+def _outdented(body: str, indent: str) -> str:
+    if not indent:
+        return body
+    most = len(indent)
+    return "".join(_outdent_line(line, most) for line in body.splitlines(keepends=True))
+
+
+def _outdent_line(line: str, most: int) -> str:
+    spaces = len(line) - len(line.lstrip(" "))
+    return line[min(spaces, most) :]
 
 
 def _found(code: str, source: Source, tag: str) -> Extraction:

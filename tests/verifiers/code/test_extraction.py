@@ -22,7 +22,11 @@ CASES: list[tuple[str, str | None, str, str]] = [
     ("````python\n```\ninner\n```\n````", "python3", "```\ninner\n```\n", "fenced"),
     ("```C++\nint main(){}\n```", "cpp", "int main(){}\n", "fenced"),
     ("```python title=x\nq\n```", "python3", "q\n", "fenced"),
-]
+    # a fence indented in a list item: its indentation comes off the body, no more
+    ("1. Code:\n   ```python\n   def f():\n       return 1\n   ```", "python3",
+     "def f():\n    return 1\n", "fenced"),
+    ("  ```python\n x = 1\n    y = 2\n  ```", "python3", "x = 1\n  y = 2\n", "fenced"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("response", "language", "code", "source"), CASES)
