@@ -8,15 +8,22 @@ fenced block of any language; when the response has no fence at all, the whole r
 Asymmetry on purpose: when a language *is* requested and fenced blocks exist but none is
 tagged with it, the last *untagged* block is taken (models often omit the tag), never a
 block tagged with another language.
+
+A Python answer followed by a usage example (``print(add(1, 2))`` in a block of its
+own) is read by what the tests call: when ``wanted`` names them, the last of the blocks
+considered that defines one of them at its top level is taken, if the last block does
+not (among the last `LOOKED_BACK` blocks).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Literal
 
 from referee.sandbox import languages
+from referee.verifiers import syntax_tree
 
 # An opening fence of 3+ backticks or tildes, an optional info string, the body, and a
 # closing fence of the same kind at least as long. An unclosed final fence runs to the end
@@ -51,22 +58,57 @@ def tags_for(language: str) -> frozenset[str]:
     return frozenset(own if base is None else {*own, base.name, *base.aliases})
 
 
-def extract_code(text: str, language: str | None) -> Extraction:
+LOOKED_BACK = 8
+"""Blocks read for the one defining what the tests call (each is parsed)."""
+
+
+def extract_code(
+    text: str, language: str | None, wanted: frozenset[str] = frozenset()
+) -> Extraction:
     """Extract the program from ``text`` (untrusted model output) for ``language``
-    (a sandbox language name, or None for any); see the module docstring."""
+    (a sandbox language name, or None for any); ``wanted``: the names a Python program's
+    tests call. See the module docstring."""
     blocks = _blocks(text)
     if not blocks:
         return _found(text, "whole_response", "")
     if language is None:
         chosen = blocks[-1]
     else:
-        wanted = tags_for(language)
-        tagged = [b for b in blocks if b[0] in wanted]
+        tags = tags_for(language)
+        tagged = [b for b in blocks if b[0] in tags]
         untagged = [b for b in blocks if not b[0]]
         if not (tagged or untagged):
             return Extraction("", "none")
-        chosen = (tagged or untagged)[-1]
+        candidates = tagged or untagged
+        chosen = candidates[-1]
+        if wanted and language == "python3":
+            chosen = _defining(candidates, wanted) or chosen
     return _found(chosen[1], "fenced", chosen[0])
+
+
+def _defining(blocks: list[tuple[str, str]], wanted: frozenset[str]) -> tuple[str, str] | None:
+    """The last of ``blocks`` (among the last `LOOKED_BACK`) whose top level defines a
+    name in ``wanted``, when the very last does not; else None."""
+    recent = blocks[-LOOKED_BACK:]
+    if _defines(recent[-1][1], wanted):
+        return None
+    return next((b for b in reversed(recent[:-1]) if _defines(b[1], wanted)), None)
+
+
+def _defines(code: str, wanted: frozenset[str]) -> bool:
+    try:
+        tree = syntax_tree.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name in wanted:
+                return True
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id in wanted for t in targets):
+                return True
+    return False
 
 
 def extract_any(text: str) -> tuple[Extraction, str | None]:

@@ -13,6 +13,7 @@ naming the field; a sandbox failure is ``error`` (never 0). The item deadline of
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Sequence
@@ -41,6 +42,7 @@ from referee.verifiers.base import (
     runs_end,
 )
 from referee.verifiers.code.aggregation import Aggregate, aggregate, subtask_scores
+from referee.verifiers.code.boundary import assembly
 from referee.verifiers.code.boundary.declarations import Refused
 from referee.verifiers.code.checker import Checker, Judged
 from referee.verifiers.code.comparison import Comparator, Tolerance
@@ -120,14 +122,26 @@ def _extracted(text: str, params: CodeParams, suite: Suite) -> tuple[Extraction 
     """The program (None: the whole response, unextracted) and its language: the
     requested one, else detected from the fence for stdin/stdout tests (the only format
     that runs in every language), else python3."""
+    wanted = _called_names(suite)
     if params.language is not None:
-        found = extract_code(text, params.language) if params.extract else None
+        found = extract_code(text, params.language, wanted) if params.extract else None
         return found, params.language
     if not params.extract or suite.kind != "stdio":
-        found = extract_code(text, "python3") if params.extract else None
+        found = extract_code(text, "python3", wanted) if params.extract else None
         return found, "python3"
     found, detected = extract_any(text)
     return found, detected or "python3"
+
+
+def _called_names(suite: Suite) -> frozenset[str]:
+    """What a Python program's tests call of it: the function of a function suite, the
+    names an assert suite's tests read and never bind (`assembly.program_names`)."""
+    if suite.kind == "function":
+        return frozenset({re.split(r"[.(]", suite.fn_name, maxsplit=1)[0]})
+    if suite.kind == "assert":
+        names = {n for case in suite.cases for n in assembly.program_names(case.stdin, suite.setup)}
+        return frozenset(names)
+    return frozenset()
 
 
 class CodeVerifier(ItemVerifier[CodeParams]):

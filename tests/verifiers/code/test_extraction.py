@@ -89,3 +89,34 @@ def test_a_runner_mode_reads_its_languages_fence(mode: str, tag: str) -> None:
 def test_a_languages_own_fences_do_not_widen_to_its_runner_modes() -> None:
     assert "pytest" not in tags_for("python3") and "go_test" not in tags_for("go")
     assert extract_code("```pytest\nbody\n```", "python3").source == "none"
+
+
+SOLUTION = "```python\ndef add(a, b):\n    return a + b\n```\n"
+USAGE = "Usage:\n```python\nprint(add(1, 2))\n```\n"
+REVISED = "Better:\n```python\ndef add(a, b):\n    return b + a\n```\n"
+
+# (response, what the tests call, expected code): a usage example after the answer
+WANTED: list[tuple[str, frozenset[str], str]] = [
+    (SOLUTION + USAGE, frozenset({"add"}), "def add(a, b):\n    return a + b\n"),
+    (SOLUTION + REVISED + USAGE, frozenset({"add"}), "def add(a, b):\n    return b + a\n"),
+    (SOLUTION + REVISED, frozenset({"add"}), "def add(a, b):\n    return b + a\n"),  # the last
+    (SOLUTION + USAGE, frozenset({"sub"}), "print(add(1, 2))\n"),  # none defines it: the last
+    (SOLUTION + USAGE, frozenset(), "print(add(1, 2))\n"),  # stdin/stdout tests: the last
+    (SOLUTION + "```python\nadd = lambda a, b: a + b\n```\n" + USAGE, frozenset({"add"}),
+     "add = lambda a, b: a + b\n"),
+    (SOLUTION + "```python\nclass Solution:\n    pass\n```\n" + USAGE, frozenset({"Solution"}),
+     "class Solution:\n    pass\n"),
+    (SOLUTION + USAGE * 8, frozenset({"add"}), "print(add(1, 2))\n"),  # too far back
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("response", "wanted", "code"), WANTED)
+def test_the_block_defining_what_the_tests_call(
+    response: str, wanted: frozenset[str], code: str
+) -> None:
+    assert extract_code(response, "python3", wanted).code == code
+
+
+def test_only_python_blocks_are_read_for_what_they_define() -> None:
+    js = "```javascript\nfunction add(a, b) { return a + b; }\n```\n```javascript\nadd(1, 2);\n```"
+    assert extract_code(js, "javascript", frozenset({"add"})).code == "add(1, 2);\n"

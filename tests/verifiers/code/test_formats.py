@@ -276,3 +276,31 @@ def test_early_exit_skips_the_rest(score_many: ScoreMany, language: str) -> None
     assert statuses[0] == "wrong_answer"
     assert "skipped" in statuses
     assert result.reward == pytest.approx(statuses.count("passed") / n)
+
+
+USAGE_AFTER = (
+    "```python\nclass Solution:\n    def add(self, a, b):\n        return a + b\n"
+    "def add(a, b):\n    return a + b\n```\n"
+    "Example:\n```python\nprint(add(1, 2))\nprint(Solution().add(2, 2))\n```\n"
+)
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        {"tests": ["assert add(1, 2) == 3"]},
+        {"test": "def check(candidate):\n    assert candidate(1, 2) == 3\n", "entry_point": "add"},
+        {"fn_name": "add", "inputs": ["2\n2"], "outputs": ["4"]},
+        {
+            "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
+            "entry_point": "Solution().add",
+        },
+    ],
+    ids=["assert", "humaneval", "function", "leetcode"],
+)
+def test_a_usage_example_after_the_answer_is_not_the_program(
+    score_many: ScoreMany, reference: dict[str, Any]
+) -> None:
+    """The last block was the program: a right answer followed by its usage scored 0."""
+    [result] = score_many([code_item(USAGE_AFTER, reference, language="python3")])
+    assert (result.status, result.reward) == (Status.OK, 1.0), result.details
