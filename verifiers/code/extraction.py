@@ -88,18 +88,20 @@ def extract_code(
 
 def _defining(blocks: list[tuple[str, str]], wanted: frozenset[str]) -> tuple[str, str] | None:
     """The last of ``blocks`` (among the last `LOOKED_BACK`) whose top level defines a
-    name in ``wanted``, when the very last does not; else None."""
+    name in ``wanted``, when the very last parses and does not; else None (a last block
+    that does not parse is the answer, broken: its 0, never an earlier draft's score)."""
     recent = blocks[-LOOKED_BACK:]
-    if _defines(recent[-1][1], wanted):
+    if _defines(recent[-1][1], wanted) is not False:
         return None
     return next((b for b in reversed(recent[:-1]) if _defines(b[1], wanted)), None)
 
 
-def _defines(code: str, wanted: frozenset[str]) -> bool:
+def _defines(code: str, wanted: frozenset[str]) -> bool | None:
+    """Whether ``code``'s top level defines a name in ``wanted``; None: it does not parse."""
     try:
         tree = syntax_tree.parse(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return False
+        return None
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if node.name in wanted:

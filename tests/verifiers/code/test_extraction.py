@@ -107,6 +107,9 @@ WANTED: list[tuple[str, frozenset[str], str]] = [
     (SOLUTION + "```python\nclass Solution:\n    pass\n```\n" + USAGE, frozenset({"Solution"}),
      "class Solution:\n    pass\n"),
     (SOLUTION + USAGE * 8, frozenset({"add"}), "print(add(1, 2))\n"),  # too far back
+    # a last block that does not parse is the answer, broken: never an earlier draft
+    (SOLUTION + "```python\ndef add(a, b)\n    return a + b\n```\n", frozenset({"add"}),
+     "def add(a, b)\n    return a + b\n"),
 ]  # fmt: skip
 
 
