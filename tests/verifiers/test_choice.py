@@ -31,6 +31,8 @@ CASES: list[tuple[Any, Any, dict[str, Any], float]] = [
     ("The correct option is **C**", "A", {}, 0.0),
     ("The correct option is not A; it is D.", "A", {}, 0.0),
     ("Option A: 5 apples. Option B: 7 apples.", "A", {}, 0.0),  # options listed, none chosen
+    ("The answer is C. Another option is A.", "C", {}, 1.0),  # an alternative, not the pick
+    ("My choice: B", "B", {}, 1.0),
     ("**Answer:** B", "B", {}, 1.0),
     ("**Answer**: (b)", "B", {}, 1.0),
     ("The answer is:\n\n(C)", "C", {}, 1.0),

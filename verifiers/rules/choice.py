@@ -4,10 +4,10 @@ Where the answer is looked for, in priority order:
 
 1. the last ``\\boxed{...}`` (or ``\\fbox{...}``): the model's declared final answer, final
    even when it names no option;
-2. the last "answer is ..." / "answer: ..." (or "option is", "choice is") / "Final Answer"
-   segment (the rest of that line, or the next non-empty line when the rest is blank)
-   that names an option; earlier segments are tried when a later one names none ("let me
-   check the answer: yes");
+2. the last "answer is ..." / "answer: ..." (or "the correct option is", "my choice:") /
+   "Final Answer" segment (the rest of that line, or the next non-empty line when the
+   rest is blank) that names an option; earlier segments are tried when a later one
+   names none ("let me check the answer: yes");
 3. the whole response: when it is nothing but an answer ("c", "C.", "(C)", "A or C"), that
    answer; else only explicit forms count, ``(C)`` anywhere or a line starting ``C)`` /
    ``C.``, on the last line holding one; that line must name one option only.
@@ -264,10 +264,11 @@ def _balanced(text: str, start: int, limit: int) -> str | None:
 
 
 # "answer is", "answer:", "**Answer:**", "**Answer**:" and a "Final Answer" heading, and the
-# same of an option or a choice ("the correct option is **C**"); "the answer is not (A)"
-# and "the answer isn't A" are negations, not answers.
+# same of the one option or choice picked ("the correct option is **C**"; "another option
+# is A" is not an answer); "the answer is not (A)" and "the answer isn't A" are negations.
 _ANSWER = re.compile(
-    r"\b(?:answer|option|choice)\b[^\S\n]*\**[^\S\n]*(?:is(?![\w'])(?![^\S\n]+not\b)|:)"
+    r"(?:\banswer|\b(?:correct|right|best|final|my)[^\S\n]+(?:option|choice))\b"
+    r"[^\S\n]*\**[^\S\n]*(?:is(?![\w'])(?![^\S\n]+not\b)|:)"
     r"|\bfinal[^\S\n]+answer\b",
     re.IGNORECASE,
 )
