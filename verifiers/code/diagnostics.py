@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from referee.verifiers.code.boundary import declarations
 from referee.verifiers.code.boundary.sides import SetupPlace
 
 
@@ -149,25 +150,22 @@ def setup_parse_error(
 
 
 _GCC_AT_END = re.compile(r"(?m)^main\.c:\d+:\d+: error: expected .{1,80} at end of input")
-_C_TOKEN = re.compile(
-    r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?"
-    r"|^[ \t]*#(?:\\\n|[^\n])*|[{}]",
-    re.S | re.M,
-)
-"""What C's lexer skips before a brace counts: comments, string and character literals
-(to the line's end when unterminated) and preprocessor lines (with their continuations,
-a ``#define`` may hold a brace)."""
 
 
 def _c_unclosed(source: str, lines: range) -> list[int]:
     """The lines (of ``source``) among ``lines`` where a brace opens that nothing in
-    those lines closes; [] when one closes more than they open (not a setup of its own)."""
+    those lines closes, read past comments, literals and preprocessor lines (a
+    ``#define`` may hold a brace); [] when one closes more than they open (not a setup
+    of its own)."""
     text = "\n".join(source.split("\n")[lines.start - 1 : lines.stop - 1])
     opened: list[int] = []
-    for token in _C_TOKEN.finditer(text):
-        if token[0] == "{":
-            opened.append(lines.start + text.count("\n", 0, token.start()))
-        elif token[0] == "}":
+    line = lines.start
+    for char in declarations.shadow(text):
+        if char == "\n":
+            line += 1
+        elif char == "{":
+            opened.append(line)
+        elif char == "}":
             if not opened:
                 return []
             opened.pop()
