@@ -42,6 +42,9 @@ ADVERSARIAL: list[tuple[str, str]] = [
     ("\\boxed{" + "+".join(f"x^{{{i}}}" for i in range(300)) + "}", "x"),
     ("\\boxed{\\int_0^1 e^{x^{2}} \\sin(e^{x}) dx}", "1"),
     ("\\boxed{\\sum_{k=1}^{9999} k^{k}}", "1"),
+    # a chain of ninety sides in distinct forms, each read to check the chain holds
+    ("\\boxed{x=" + "=".join(f"2+0\\sin {i}" for i in range(2, 92)) + "}", "2"),
+    ("\\boxed{" + "=".join(["\\frac{\\pm 1}{2}"] * 60) + "}", "1"),
     # not refused up front, and too slow for sympy: the worker is killed at the deadline
     (HANGS, HANGS_GOLD),
 ]
