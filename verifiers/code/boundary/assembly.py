@@ -18,7 +18,7 @@ import marshal
 import re
 import sys
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -333,7 +333,13 @@ def js_program_names(source: str) -> list[str]:
 def program_names(test: str, setup: str = "") -> list[str]:
     """The names ``test`` (after ``setup``) reads but never binds and that are not
     builtins: the ones the program must provide. An unparsable test has none (it then
-    fails in the tester with its own syntax error)."""
+    fails in the tester with its own syntax error). Read once per (test, setup): the
+    extraction and the tester's case both ask, for every rollout of a group."""
+    return list(_program_names(test, setup))
+
+
+@lru_cache(maxsize=256)
+def _program_names(test: str, setup: str) -> tuple[str, ...]:
     loaded: set[str] = set()
     bound: set[str] = set()
     for source in (setup, test):
@@ -342,7 +348,7 @@ def program_names(test: str, setup: str = "") -> list[str]:
         except SyntaxError:
             continue
         _collect(tree, loaded, bound)
-    return sorted(loaded - bound - set(dir(builtins)))
+    return tuple(sorted(loaded - bound - set(dir(builtins))))
 
 
 def _collect(tree: ast.AST, loaded: set[str], bound: set[str]) -> None:
